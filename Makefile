@@ -1,0 +1,45 @@
+# Lathe: a Karpenter-compatible node autoscaler. See README.md.
+SHELL := /usr/bin/env bash
+GO ?= go
+CONTROLLER_GEN := $(GO) tool controller-gen
+CRD_DIR := pkg/apis/crds
+
+.PHONY: all
+all: generate build
+
+## generate: regenerate deepcopy functions and CRD manifests from the API types.
+.PHONY: generate
+generate:
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./pkg/apis/... paths=./pkg/providers/aws/apis/...
+	rm -f $(CRD_DIR)/*.yaml
+	$(CONTROLLER_GEN) crd:allowDangerousTypes=false paths=./pkg/apis/... paths=./pkg/providers/aws/apis/... output:crd:artifacts:config=$(CRD_DIR)
+
+## verify-generate: fail if generated files are not current.
+.PHONY: verify-generate
+verify-generate: generate
+	@git diff --exit-code -- $(CRD_DIR) '**/zz_generated.deepcopy.go' || { echo "generated files are stale: run 'make generate' and commit the result" >&2; exit 1; }
+	@test -z "$$(git status --porcelain -- $(CRD_DIR) pkg)" || { git status --porcelain -- $(CRD_DIR) pkg; echo "generated files are untracked: run 'make generate' and commit the result" >&2; exit 1; }
+
+## tools: build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok into bin/.
+.PHONY: tools
+tools:
+	hack/tools/build.sh
+
+## build: build the lathe binary into bin/.
+.PHONY: build
+build:
+	$(GO) build -o bin/lathe ./cmd/lathe
+
+## test: build what the tests need, then run every test.
+.PHONY: test
+test: tools
+	hack/test.sh
+
+## run: start a local cluster with the simulated provider and run Lathe on it until Ctrl-C.
+.PHONY: run
+run: tools build
+	$(GO) run ./cmd/lathe-local
+
+.PHONY: vet
+vet:
+	$(GO) vet ./...

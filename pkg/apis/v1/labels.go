@@ -1,0 +1,122 @@
+package v1
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Labels Lathe sets on NodeClaims and Nodes, under Karpenter's names.
+const (
+	NodePoolLabelKey        = Group + "/nodepool"
+	CapacityTypeLabelKey    = Group + "/capacity-type"
+	NodeRegisteredLabelKey  = Group + "/registered"
+	NodeInitializedLabelKey = Group + "/initialized"
+	NodeDoNotSyncTaintsKey  = Group + "/do-not-sync-taints"
+)
+
+// Values of the capacity-type label.
+const (
+	CapacityTypeSpot     = "spot"
+	CapacityTypeOnDemand = "on-demand"
+	CapacityTypeReserved = "reserved"
+)
+
+// Annotations Lathe reads and writes, under Karpenter's names.
+const (
+	DoNotDisruptAnnotationKey                  = Group + "/do-not-disrupt"
+	NodePoolHashAnnotationKey                  = Group + "/nodepool-hash"
+	NodePoolHashVersionAnnotationKey           = Group + "/nodepool-hash-version"
+	NodeClaimTerminationTimestampAnnotationKey = Group + "/nodeclaim-termination-timestamp"
+	NodeClaimMinValuesRelaxedAnnotationKey     = Group + "/nodeclaim-min-values-relaxed"
+)
+
+// TerminationFinalizer holds NodeClaims and Nodes until their instance is gone.
+const TerminationFinalizer = Group + "/termination"
+
+// Taints Lathe places on nodes it manages.
+var (
+	// DisruptedNoScheduleTaint keeps new pods off a node that is being disrupted or drained.
+	DisruptedNoScheduleTaint = corev1.Taint{Key: Group + "/disrupted", Effect: corev1.TaintEffectNoSchedule}
+	// UnregisteredNoExecuteTaint is on a node until Lathe has registered it to its NodeClaim.
+	UnregisteredNoExecuteTaint = corev1.Taint{Key: Group + "/unregistered", Effect: corev1.TaintEffectNoExecute}
+)
+
+// The well-known node label keys: the labels every NodeClaim's requirements may constrain and every
+// instance type describes.
+const (
+	LabelTopologyZone   = corev1.LabelTopologyZone
+	LabelTopologyRegion = corev1.LabelTopologyRegion
+	LabelInstanceType   = corev1.LabelInstanceTypeStable
+	LabelArch           = corev1.LabelArchStable
+	LabelOS             = corev1.LabelOSStable
+	LabelWindowsBuild   = corev1.LabelWindowsBuild
+	LabelHostname       = corev1.LabelHostname
+)
+
+// WellKnownLabels returns the label keys that are always meaningful in requirements. The result is a new
+// map the caller may modify.
+func WellKnownLabels() map[string]bool {
+	return map[string]bool{
+		NodePoolLabelKey:     true,
+		CapacityTypeLabelKey: true,
+		LabelTopologyZone:    true,
+		LabelTopologyRegion:  true,
+		LabelInstanceType:    true,
+		LabelArch:            true,
+		LabelOS:              true,
+		LabelWindowsBuild:    true,
+	}
+}
+
+// normalizedLabels maps deprecated beta labels to the stable keys Lathe reasons about.
+var normalizedLabels = map[string]string{
+	corev1.LabelFailureDomainBetaZone:   LabelTopologyZone,
+	corev1.LabelFailureDomainBetaRegion: LabelTopologyRegion,
+	"beta.kubernetes.io/arch":           LabelArch,
+	"beta.kubernetes.io/os":             LabelOS,
+	corev1.LabelInstanceType:            LabelInstanceType,
+}
+
+// NormalizeLabelKey returns the stable key for a deprecated beta label, or the key unchanged.
+func NormalizeLabelKey(key string) string {
+	if stable, ok := normalizedLabels[key]; ok {
+		return stable
+	}
+	return key
+}
+
+// restrictedLabelDomains are domains users may not set labels in, apart from the exceptions below.
+var restrictedLabelDomains = []string{"kubernetes.io", "k8s.io", Group}
+
+// labelDomainExceptions are sub-domains of restricted domains that users may use.
+var labelDomainExceptions = []string{"kops.k8s.io", "node.kubernetes.io", "node-restriction.kubernetes.io"}
+
+// IsRestrictedLabel reports whether a NodePool may not set or require the label key, and why. It mirrors
+// the CRD's CEL rules, for checks that run outside the API server (for example the offline simulator).
+func IsRestrictedLabel(key string) (bool, string) {
+	if key == LabelHostname {
+		return true, `label "kubernetes.io/hostname" is restricted`
+	}
+	if key == NodePoolLabelKey {
+		return true, `label "karpenter.sh/nodepool" is restricted`
+	}
+	if WellKnownLabels()[NormalizeLabelKey(key)] {
+		return false, ""
+	}
+	domain, _, found := strings.Cut(key, "/")
+	if !found {
+		return false, ""
+	}
+	for _, exception := range labelDomainExceptions {
+		if strings.HasSuffix(domain, exception) {
+			return false, ""
+		}
+	}
+	for _, restricted := range restrictedLabelDomains {
+		if strings.HasSuffix(domain, restricted) {
+			return true, `label domain "` + restricted + `" is restricted`
+		}
+	}
+	return false, ""
+}
