@@ -29,10 +29,7 @@ build() {
 	echo "$want" >"$stamp"
 }
 
-kube_version=$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ {print $2; exit}' "$root/hack/tools/kube/go.mod")
-if [[ -z "$kube_version" ]]; then
-	kube_version=$(awk '/k8s.io\/kubernetes v/ {print $2; exit}' "$root/hack/tools/kube/go.mod")
-fi
+kube_version=$(cd "$root/hack/tools/kube" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
 major=${kube_version#v}; major=${major%%.*}
 minor=${kube_version#v*.}; minor=${minor%%.*}
 # Version stamps make the binaries report their real version, as released builds do; clients

@@ -151,7 +151,8 @@ type NodeClaimTemplate struct {
 
 // ObjectMeta is the part of object metadata a NodePool template may set on its NodeClaims and Nodes.
 type ObjectMeta struct {
-	// Labels applied to every NodeClaim and Node of the pool.
+	// Labels applied to every NodeClaim and Node of the pool. (hack/crdpatch adds the label-value schema,
+	// which markers cannot express on a map.)
 	// +kubebuilder:validation:XValidation:message=`label domain "kubernetes.io" is restricted`,rule=`self.all(x, x in ["beta.kubernetes.io/instance-type", "failure-domain.beta.kubernetes.io/region", "beta.kubernetes.io/os", "beta.kubernetes.io/arch", "failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone", "topology.kubernetes.io/region", "kubernetes.io/arch", "kubernetes.io/os", "node.kubernetes.io/windows-build"] || x.find("^([^/]+)").endsWith("node.kubernetes.io") || x.find("^([^/]+)").endsWith("node-restriction.kubernetes.io") || !x.find("^([^/]+)").endsWith("kubernetes.io"))`
 	// +kubebuilder:validation:XValidation:message=`label domain "k8s.io" is restricted`,rule=`self.all(x, x.find("^([^/]+)").endsWith("kops.k8s.io") || !x.find("^([^/]+)").endsWith("k8s.io"))`
 	// +kubebuilder:validation:XValidation:message=`label domain "karpenter.sh" is restricted`,rule=`self.all(x, x in ["karpenter.sh/capacity-type", "karpenter.sh/nodepool"] || !x.find("^([^/]+)").endsWith("karpenter.sh"))`
@@ -160,7 +161,6 @@ type ObjectMeta struct {
 	// +kubebuilder:validation:XValidation:message=`label domain "karpenter.k8s.aws" is restricted`,rule=`self.all(x, x in ["karpenter.k8s.aws/ec2nodeclass", "karpenter.k8s.aws/instance-encryption-in-transit-supported", "karpenter.k8s.aws/instance-category", "karpenter.k8s.aws/instance-hypervisor", "karpenter.k8s.aws/instance-family", "karpenter.k8s.aws/instance-generation", "karpenter.k8s.aws/instance-local-nvme", "karpenter.k8s.aws/instance-size", "karpenter.k8s.aws/instance-cpu", "karpenter.k8s.aws/instance-cpu-manufacturer", "karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz", "karpenter.k8s.aws/instance-memory", "karpenter.k8s.aws/instance-ebs-bandwidth", "karpenter.k8s.aws/instance-network-bandwidth", "karpenter.k8s.aws/instance-gpu-name", "karpenter.k8s.aws/instance-gpu-manufacturer", "karpenter.k8s.aws/instance-gpu-count", "karpenter.k8s.aws/instance-gpu-memory", "karpenter.k8s.aws/instance-accelerator-name", "karpenter.k8s.aws/instance-accelerator-manufacturer", "karpenter.k8s.aws/instance-accelerator-count", "karpenter.k8s.aws/instance-capability-flex", "karpenter.k8s.aws/instance-tenancy"] || !x.find("^([^/]+)").endsWith("karpenter.k8s.aws"))`
 	// +kubebuilder:validation:MaxProperties=100
 	// +kubebuilder:validation:XValidation:message="label keys must be qualified names",rule=`self.all(x, x.matches("^(([A-Za-z0-9]|[A-Za-z0-9][-A-Za-z0-9]*[A-Za-z0-9])(\\.([A-Za-z0-9]|[A-Za-z0-9][-A-Za-z0-9]*[A-Za-z0-9]))*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"))`
-	// +kubebuilder:validation:XValidation:message="label values must be at most 63 characters of alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric",rule=`self.all(x, self[x].size() <= 63 && self[x].matches("^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"))`
 	// +mapType=atomic
 	// +optional
 	Labels map[string]string `json:"labels,omitempty"`
