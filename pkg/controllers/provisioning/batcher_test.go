@@ -1,0 +1,84 @@
+package provisioning_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
+)
+
+func TestBatchWindows(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now())
+	b := provisioning.NewBatcher(clk, time.Second, 3*time.Second)
+	if _, open := b.TimeLeft(); open {
+		t.Fatal("a batch is open before any trigger")
+	}
+	b.Trigger()
+	if left, open := b.TimeLeft(); !open || left != time.Second {
+		t.Fatalf("after one trigger: left %v open %v, want 1s true", left, open)
+	}
+	// A trigger every 900ms keeps the batch from going idle, until max duration.
+	for i := 0; i < 3; i++ {
+		clk.Step(900 * time.Millisecond)
+		b.Trigger()
+	}
+	if left, _ := b.TimeLeft(); left != 300*time.Millisecond {
+		t.Fatalf("at 2.7s with triggers: left %v, want 300ms (max duration)", left)
+	}
+	clk.Step(300 * time.Millisecond)
+	if left, _ := b.TimeLeft(); left > 0 {
+		t.Fatalf("at max duration: left %v, want due", left)
+	}
+}
+
+// waitAsync runs b.Wait in the background and returns a channel that receives its result.
+func waitAsync(ctx context.Context, b *provisioning.Batcher) <-chan bool {
+	done := make(chan bool, 1)
+	go func() { done <- b.Wait(ctx) }()
+	return done
+}
+
+// awaitTimer blocks until the batcher's goroutine has armed its timer on the fake clock.
+func awaitTimer(t *testing.T, clk *clocktesting.FakeClock) {
+	t.Helper()
+	for i := 0; !clk.HasWaiters(); i++ {
+		if i > 10000 {
+			t.Fatal("batcher never armed a timer")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestWaitReturnsWhenBatchCloses(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now())
+	b := provisioning.NewBatcher(clk, time.Second, 10*time.Second)
+	done := waitAsync(context.Background(), b)
+	b.Trigger()
+	awaitTimer(t, clk)
+	clk.Step(time.Second)
+	select {
+	case ok := <-done:
+		if !ok {
+			t.Fatal("Wait reported false")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Wait did not return after the idle window")
+	}
+	if _, open := b.TimeLeft(); open {
+		t.Fatal("the closed batch is still open")
+	}
+}
+
+func TestWaitStopsWithContext(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now())
+	b := provisioning.NewBatcher(clk, time.Second, 10*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := waitAsync(ctx, b)
+	cancel()
+	if <-done {
+		t.Fatal("Wait reported a batch after the context ended")
+	}
+}

@@ -1,0 +1,51 @@
+package provisioning
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DefaultSchedulerName is the kube-scheduler's name; pods for other schedulers are not Lathe's to place.
+const DefaultSchedulerName = corev1.DefaultSchedulerName
+
+// Provisionable reports whether Lathe should find room for the pod, and if not, why not. A pod is
+// provisionable when the kube-scheduler tried and marked it unschedulable, it is not bound, terminating,
+// finished or waiting for a preemption it triggered, it is not a daemonset's or a node's own (mirror) pod,
+// and it is for the default scheduler.
+func Provisionable(pod *corev1.Pod) (bool, string) {
+	switch {
+	case pod.Spec.NodeName != "":
+		return false, "bound"
+	case pod.DeletionTimestamp != nil:
+		return false, "terminating"
+	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
+		return false, "terminal"
+	case pod.Spec.SchedulerName != "" && pod.Spec.SchedulerName != DefaultSchedulerName:
+		return false, "other scheduler"
+	case pod.Status.NominatedNodeName != "":
+		return false, "preempting"
+	case ownedBy(pod, "DaemonSet"):
+		return false, "daemonset"
+	case ownedBy(pod, "Node"):
+		return false, "mirror pod"
+	case !markedUnschedulable(pod):
+		return false, "not yet marked unschedulable"
+	}
+	return true, ""
+}
+
+// markedUnschedulable reports whether the kube-scheduler set PodScheduled=False with reason Unschedulable.
+func markedUnschedulable(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			return c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable
+		}
+	}
+	return false
+}
+
+// ownedBy reports whether the pod's controller is of the kind.
+func ownedBy(pod *corev1.Pod, kind string) bool {
+	owner := metav1.GetControllerOf(pod)
+	return owner != nil && owner.Kind == kind
+}

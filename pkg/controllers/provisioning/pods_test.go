@@ -1,0 +1,57 @@
+package provisioning_test
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
+)
+
+func unschedulablePod() *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"},
+		Status: corev1.PodStatus{
+			Phase:      corev1.PodPending,
+			Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}},
+		},
+	}
+}
+
+func TestProvisionable(t *testing.T) {
+	isController := true
+	now := metav1.Now()
+	tests := []struct {
+		name   string
+		mutate func(*corev1.Pod)
+		want   bool
+		why    string
+	}{
+		{name: "unschedulable pod", mutate: func(*corev1.Pod) {}, want: true},
+		{name: "default scheduler by name", mutate: func(p *corev1.Pod) { p.Spec.SchedulerName = "default-scheduler" }, want: true},
+		{name: "bound", mutate: func(p *corev1.Pod) { p.Spec.NodeName = "n" }, why: "bound"},
+		{name: "terminating", mutate: func(p *corev1.Pod) { p.DeletionTimestamp = &now }, why: "terminating"},
+		{name: "succeeded", mutate: func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }, why: "terminal"},
+		{name: "other scheduler", mutate: func(p *corev1.Pod) { p.Spec.SchedulerName = "volcano" }, why: "other scheduler"},
+		{name: "preempting", mutate: func(p *corev1.Pod) { p.Status.NominatedNodeName = "n" }, why: "preempting"},
+		{name: "daemonset pod", mutate: func(p *corev1.Pod) {
+			p.OwnerReferences = []metav1.OwnerReference{{Kind: "DaemonSet", Name: "ds", Controller: &isController}}
+		}, why: "daemonset"},
+		{name: "mirror pod", mutate: func(p *corev1.Pod) {
+			p.OwnerReferences = []metav1.OwnerReference{{Kind: "Node", Name: "n", Controller: &isController}}
+		}, why: "mirror pod"},
+		{name: "not tried yet", mutate: func(p *corev1.Pod) { p.Status.Conditions = nil }, why: "not yet marked unschedulable"},
+		{name: "scheduling gated", mutate: func(p *corev1.Pod) { p.Status.Conditions[0].Reason = corev1.PodReasonSchedulingGated }, why: "not yet marked unschedulable"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := unschedulablePod()
+			tc.mutate(pod)
+			got, why := provisioning.Provisionable(pod)
+			if got != tc.want || why != tc.why {
+				t.Errorf("Provisionable = %v, %q; want %v, %q", got, why, tc.want, tc.why)
+			}
+		})
+	}
+}
