@@ -1,0 +1,65 @@
+package provisioning
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// PodController triggers the provisioner for every pod that needs capacity, event by event.
+type PodController struct {
+	client      client.Client
+	provisioner *Provisioner
+}
+
+// NewPodController returns the controller that feeds the provisioner.
+func NewPodController(c client.Client, p *Provisioner) *PodController {
+	return &PodController{client: c, provisioner: p}
+}
+
+// Name identifies the controller.
+func (c *PodController) Name() string { return "provisioner.trigger.pod" }
+
+// Register watches pods that may be provisionable and adds the provisioner's loop to the manager.
+func (c *PodController) Register(_ context.Context, mgr manager.Manager) error {
+	if err := mgr.Add(c.provisioner); err != nil {
+		return fmt.Errorf("adding provisioner to manager, %w", err)
+	}
+	return builder.ControllerManagedBy(mgr).
+		Named(c.Name()).
+		For(&corev1.Pod{}, builder.WithPredicates(predicate.Funcs{
+			CreateFunc:  func(e event.CreateEvent) bool { return pending(e.Object) },
+			UpdateFunc:  func(e event.UpdateEvent) bool { return pending(e.ObjectNew) },
+			DeleteFunc:  func(event.DeleteEvent) bool { return false },
+			GenericFunc: func(event.GenericEvent) bool { return false },
+		})).
+		Complete(c)
+}
+
+// Reconcile triggers the provisioner when the pod still needs capacity.
+func (c *PodController) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	pod := &corev1.Pod{}
+	if err := c.client.Get(ctx, req.NamespacedName, pod); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if ok, _ := Provisionable(pod); ok {
+		c.provisioner.Trigger()
+	}
+	return reconcile.Result{}, nil
+}
+
+// pending is the cheap pre-filter of watch events: unbound pods only.
+func pending(o client.Object) bool {
+	pod, ok := o.(*corev1.Pod)
+	return ok && pod.Spec.NodeName == ""
+}
+
+// NeedLeaderElection makes only the leader provision.
+func (p *Provisioner) NeedLeaderElection() bool { return true }

@@ -1,0 +1,189 @@
+package provisioning
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
+)
+
+// isEphemeralTaint reports whether a starting node carries the taint only until it is ready; a node that
+// is still initializing will shed it, so the simulation ignores it rather than launching more capacity for
+// pods that will fit.
+func isEphemeralTaint(key string) bool {
+	switch key {
+	case v1.UnregisteredNoExecuteTaint.Key, corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable,
+		"node.cloudprovider.kubernetes.io/uninitialized":
+		return true
+	}
+	return false
+}
+
+// readInput gathers the solver's input from the cluster: the pending pods, the pools and what they may
+// launch, the nodes with their pods, the NodeClaims still launching, daemonsets and volumes.
+func (p *Provisioner) readInput(ctx context.Context) (solver.Input, error) {
+	var in solver.Input
+	var pods corev1.PodList
+	if err := p.deps.Client.List(ctx, &pods); err != nil {
+		return in, fmt.Errorf("listing pods, %w", err)
+	}
+	var nodes corev1.NodeList
+	if err := p.deps.Client.List(ctx, &nodes); err != nil {
+		return in, fmt.Errorf("listing nodes, %w", err)
+	}
+	var claims v1.NodeClaimList
+	if err := p.deps.Client.List(ctx, &claims); err != nil {
+		return in, fmt.Errorf("listing nodeclaims, %w", err)
+	}
+	pools, instanceTypes, err := p.readPools(ctx)
+	if err != nil {
+		return in, err
+	}
+	in.NodePools, in.InstanceTypes = pools, instanceTypes
+	in.Pods = pendingPods(pods.Items)
+	in.Nodes, in.InFlight = existingCapacity(nodes.Items, claims.Items, pods.Items)
+	if in.DaemonSets, err = listDaemonSets(ctx, p.deps.Client); err != nil {
+		return in, err
+	}
+	if in.Volumes, err = listVolumes(ctx, p.deps.Client); err != nil {
+		return in, err
+	}
+	return in, nil
+}
+
+// readPools returns the pools new capacity may come from, with the instance types each may launch. Pools
+// being deleted or known not to be ready are left out.
+func (p *Provisioner) readPools(ctx context.Context) ([]*v1.NodePool, map[string]cloudprovider.InstanceTypes, error) {
+	var list v1.NodePoolList
+	if err := p.deps.Client.List(ctx, &list); err != nil {
+		return nil, nil, fmt.Errorf("listing nodepools, %w", err)
+	}
+	var pools []*v1.NodePool
+	types := map[string]cloudprovider.InstanceTypes{}
+	for i := range list.Items {
+		pool := &list.Items[i]
+		if pool.DeletionTimestamp != nil || pool.Spec.Replicas != nil || meta.IsStatusConditionFalse(pool.Status.Conditions, v1.ConditionTypeReady) {
+			continue
+		}
+		its, err := p.deps.CloudProvider.GetInstanceTypes(ctx, pool)
+		if err != nil {
+			return nil, nil, fmt.Errorf("getting instance types of nodepool %s, %w", pool.Name, err)
+		}
+		pools = append(pools, pool)
+		types[pool.Name] = its
+	}
+	slices.SortFunc(pools, func(a, b *v1.NodePool) int { return strings.Compare(a.Name, b.Name) })
+	return pools, types, nil
+}
+
+// pendingPods returns the provisionable pods in a stable order.
+func pendingPods(all []corev1.Pod) []*corev1.Pod {
+	var out []*corev1.Pod
+	for i := range all {
+		if ok, _ := Provisionable(&all[i]); ok {
+			out = append(out, &all[i])
+		}
+	}
+	slices.SortFunc(out, func(a, b *corev1.Pod) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+	return out
+}
+
+// existingCapacity splits the cluster into nodes (with their bound pods) and NodeClaims still launching.
+// Nodes being deleted are left out: their pods will need room elsewhere.
+func existingCapacity(nodes []corev1.Node, claims []v1.NodeClaim, pods []corev1.Pod) ([]solver.ExistingNode, []solver.InFlightNodeClaim) {
+	claimByProviderID := map[string]*v1.NodeClaim{}
+	for i := range claims {
+		if id := claims[i].Status.ProviderID; id != "" {
+			claimByProviderID[id] = &claims[i]
+		}
+	}
+	podsByNode := map[string][]*corev1.Pod{}
+	for i := range pods {
+		pod := &pods[i]
+		if pod.Spec.NodeName != "" && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+			podsByNode[pod.Spec.NodeName] = append(podsByNode[pod.Spec.NodeName], pod)
+		}
+	}
+	registered := map[string]bool{}
+	var existing []solver.ExistingNode
+	for i := range nodes {
+		node := &nodes[i]
+		claim := claimByProviderID[node.Spec.ProviderID]
+		if claim != nil {
+			registered[claim.Name] = true
+		}
+		if node.DeletionTimestamp != nil || (claim != nil && claim.DeletionTimestamp != nil) {
+			continue
+		}
+		if claim != nil && !meta.IsStatusConditionTrue(claim.Status.Conditions, v1.ConditionTypeInitialized) {
+			node = withoutStartupTaints(node, claim)
+		}
+		existing = append(existing, solver.ExistingNode{Node: node, Pods: podsByNode[node.Name]})
+	}
+	var inFlight []solver.InFlightNodeClaim
+	for i := range claims {
+		claim := &claims[i]
+		if claim.DeletionTimestamp == nil && !registered[claim.Name] {
+			inFlight = append(inFlight, solver.InFlightNodeClaim{NodeClaim: claim})
+		}
+	}
+	return existing, inFlight
+}
+
+// withoutStartupTaints returns a copy of a still-initializing node without the taints it will shed.
+func withoutStartupTaints(node *corev1.Node, claim *v1.NodeClaim) *corev1.Node {
+	out := node.DeepCopy()
+	out.Spec.Taints = slices.DeleteFunc(out.Spec.Taints, func(t corev1.Taint) bool {
+		if isEphemeralTaint(t.Key) {
+			return true
+		}
+		return slices.ContainsFunc(claim.Spec.StartupTaints, func(s corev1.Taint) bool { return s.MatchTaint(&t) })
+	})
+	return out
+}
+
+func listDaemonSets(ctx context.Context, c client.Reader) ([]*appsv1.DaemonSet, error) {
+	var list appsv1.DaemonSetList
+	if err := c.List(ctx, &list); err != nil {
+		return nil, fmt.Errorf("listing daemonsets, %w", err)
+	}
+	return pointers(list.Items), nil
+}
+
+func listVolumes(ctx context.Context, c client.Reader) (solver.Volumes, error) {
+	var v solver.Volumes
+	var pvcs corev1.PersistentVolumeClaimList
+	if err := c.List(ctx, &pvcs); err != nil {
+		return v, fmt.Errorf("listing persistent volume claims, %w", err)
+	}
+	var pvs corev1.PersistentVolumeList
+	if err := c.List(ctx, &pvs); err != nil {
+		return v, fmt.Errorf("listing persistent volumes, %w", err)
+	}
+	var classes storagev1.StorageClassList
+	if err := c.List(ctx, &classes); err != nil {
+		return v, fmt.Errorf("listing storage classes, %w", err)
+	}
+	return solver.Volumes{Claims: pointers(pvcs.Items), Volumes: pointers(pvs.Items), StorageClasses: pointers(classes.Items)}, nil
+}
+
+func pointers[T any](items []T) []*T {
+	out := make([]*T, len(items))
+	for i := range items {
+		out[i] = &items[i]
+	}
+	return out
+}
+

@@ -1,0 +1,65 @@
+package provisioning_test
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
+)
+
+func TestNewNodeClaim(t *testing.T) {
+	pool := &v1.NodePool{
+		ObjectMeta: metav1.ObjectMeta{Name: "default", UID: "uid-1"},
+		Spec: v1.NodePoolSpec{Template: v1.NodeClaimTemplate{
+			ObjectMeta: v1.ObjectMeta{Labels: map[string]string{"team": "a"}, Annotations: map[string]string{"note": "x"}},
+			Spec: v1.NodeClaimTemplateSpec{
+				Taints:       []corev1.Taint{{Key: "gpu", Effect: corev1.TaintEffectNoSchedule}},
+				NodeClassRef: &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"},
+				ExpireAfter:  v1.MustParseNillableDuration("720h"),
+			},
+		}},
+	}
+	plan := solver.NodeClaimPlan{
+		NodePool: "default",
+		Requirements: []v1.NodeSelectorRequirementWithMinValues{
+			{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{"spot"}},
+			{Key: v1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, Values: []string{"m5.large", "c5.large"}},
+			{Key: v1.LabelHostname, Operator: corev1.NodeSelectorOpNotIn, Values: []string{"n1"}},
+		},
+		Requests:         corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m")},
+		MinValuesRelaxed: true,
+	}
+	nc := provisioning.NewNodeClaim(pool, plan)
+	if nc.GenerateName != "default-" {
+		t.Errorf("generateName = %q", nc.GenerateName)
+	}
+	wantLabels := map[string]string{"team": "a", v1.NodePoolLabelKey: "default", v1.CapacityTypeLabelKey: "spot"}
+	for k, v := range wantLabels {
+		if nc.Labels[k] != v {
+			t.Errorf("label %s = %q, want %q", k, nc.Labels[k], v)
+		}
+	}
+	if _, ok := nc.Labels[v1.LabelInstanceType]; ok {
+		t.Error("multi-valued requirement became a label")
+	}
+	if nc.Annotations["note"] != "x" || nc.Annotations[v1.NodeClaimMinValuesRelaxedAnnotationKey] != "true" {
+		t.Errorf("annotations = %v", nc.Annotations)
+	}
+	if len(nc.Spec.Requirements) != 2 {
+		t.Errorf("requirements = %v, want hostname dropped", nc.Spec.Requirements)
+	}
+	if len(nc.OwnerReferences) != 1 || nc.OwnerReferences[0].UID != "uid-1" || nc.OwnerReferences[0].Kind != "NodePool" {
+		t.Errorf("owner = %v", nc.OwnerReferences)
+	}
+	if nc.Spec.Resources.Requests.Cpu().MilliValue() != 1500 || nc.Spec.NodeClassRef.Name != "default" || len(nc.Spec.Taints) != 1 {
+		t.Errorf("spec = %+v", nc.Spec)
+	}
+	if pool.Spec.Template.Labels[v1.NodePoolLabelKey] != "" {
+		t.Error("the pool's template labels were modified")
+	}
+}

@@ -1,0 +1,172 @@
+package provisioning
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/events"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
+)
+
+// Deps are what the provisioner needs.
+type Deps struct {
+	// Client reads from the manager's cache and writes to the API server.
+	Client        client.Client
+	CloudProvider cloudprovider.CloudProvider
+	Clock         clock.Clock
+	Recorder      events.Recorder
+	Registerer    prometheus.Registerer
+	// BatchIdleDuration and BatchMaxDuration bound a batch of pending pods.
+	BatchIdleDuration time.Duration
+	BatchMaxDuration  time.Duration
+	// SolverOptions carry the preference and minValues policies.
+	SolverOptions solver.Options
+}
+
+// Provisioner turns batches of pending pods into NodeClaims.
+type Provisioner struct {
+	deps    Deps
+	batcher *Batcher
+	metrics *provisionerMetrics
+}
+
+// NewProvisioner returns a provisioner; Start runs its loop and Trigger feeds it.
+func NewProvisioner(deps Deps) *Provisioner {
+	return &Provisioner{
+		deps:    deps,
+		batcher: NewBatcher(deps.Clock, deps.BatchIdleDuration, deps.BatchMaxDuration),
+		metrics: newProvisionerMetrics(deps.Registerer),
+	}
+}
+
+// Trigger tells the provisioner a pod may need capacity.
+func (p *Provisioner) Trigger() { p.batcher.Trigger() }
+
+// Start runs batches until ctx ends. A failed pass is logged and retried with the next batch; pending pods
+// trigger again, so nothing is lost.
+func (p *Provisioner) Start(ctx context.Context) error {
+	logger := log.FromContext(ctx).WithName("provisioner")
+	for p.batcher.Wait(ctx) {
+		if _, err := p.Provision(log.IntoContext(ctx, logger)); err != nil {
+			logger.Error(err, "provisioning failed")
+			p.batcher.Trigger()
+		}
+	}
+	return nil
+}
+
+// Provision runs one scheduling pass over the pending pods and creates the NodeClaims of the plan. It
+// returns the plan.
+func (p *Provisioner) Provision(ctx context.Context) (*solver.Plan, error) {
+	in, err := p.readInput(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.metrics.queueDepth.Set(float64(len(in.Pods)))
+	if len(in.Pods) == 0 {
+		return &solver.Plan{}, nil
+	}
+	start := p.deps.Clock.Now()
+	plan, err := solver.Solve(ctx, in, p.deps.SolverOptions)
+	p.metrics.observeSolve(p.deps.Clock.Since(start))
+	if err != nil {
+		return nil, fmt.Errorf("solving for %d pending pods, %w", len(in.Pods), err)
+	}
+	p.metrics.unschedulable.Set(float64(len(plan.Unschedulable)))
+	created, err := p.createNodeClaims(ctx, in, plan)
+	p.publish(in, plan, created)
+	if err != nil {
+		return plan, err
+	}
+	if err := p.awaitObserved(ctx, created); err != nil {
+		return plan, err
+	}
+	log.FromContext(ctx).Info("provisioned", "pendingPods", len(in.Pods), "nodeClaims", len(created),
+		"unschedulablePods", len(plan.Unschedulable), "pricePerHour", plan.PricePerHour)
+	return plan, nil
+}
+
+// createNodeClaims creates the plan's NodeClaims; it returns the names the API server gave them, by plan
+// name. Every claim is attempted; the errors are joined.
+func (p *Provisioner) createNodeClaims(ctx context.Context, in solver.Input, plan *solver.Plan) (map[string]string, error) {
+	pools := map[string]*v1.NodePool{}
+	for _, pool := range in.NodePools {
+		pools[pool.Name] = pool
+	}
+	created := map[string]string{}
+	var errs []error
+	for _, planned := range plan.NodeClaims {
+		claim := NewNodeClaim(pools[planned.NodePool], planned)
+		if err := p.deps.Client.Create(ctx, claim); err != nil {
+			errs = append(errs, fmt.Errorf("creating nodeclaim for nodepool %s, %w", planned.NodePool, err))
+			continue
+		}
+		created[planned.Name] = claim.Name
+		p.metrics.created(planned)
+		log.FromContext(ctx).Info("created nodeclaim", "NodeClaim", klog.KObj(claim), "NodePool", klog.KRef("", planned.NodePool),
+			"requests", claim.Spec.Resources.Requests, "instanceTypes", len(planned.InstanceTypeNames), "pods", len(planned.Pods))
+	}
+	return created, errors.Join(errs...)
+}
+
+// awaitObserved waits until the cache has seen every NodeClaim just created, so the next pass counts them
+// as capacity being launched instead of launching again for the same pods.
+func (p *Provisioner) awaitObserved(ctx context.Context, created map[string]string) error {
+	for _, name := range created {
+		err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			err := p.deps.Client.Get(ctx, types.NamespacedName{Name: name}, &v1.NodeClaim{})
+			return err == nil, client.IgnoreNotFound(err)
+		})
+		if err != nil {
+			return fmt.Errorf("waiting for the cache to observe nodeclaim %s, %w", name, err)
+		}
+	}
+	return nil
+}
+
+// publish emits a Nominated event on every pod the plan found room for and a FailedScheduling event with
+// the reasons on every pod it could not place.
+func (p *Provisioner) publish(in solver.Input, plan *solver.Plan, created map[string]string) {
+	pods := map[solver.PodRef]*corev1.Pod{}
+	for _, pod := range in.Pods {
+		pods[solver.PodRef{Namespace: pod.Namespace, Name: pod.Name}] = pod
+	}
+	for _, placement := range plan.Placements {
+		if pod := pods[placement.Pod]; pod != nil {
+			kind := "node"
+			if placement.InFlight {
+				kind = "nodeclaim"
+			}
+			p.deps.Recorder.Publish(NominatedEvent(pod, kind, placement.Target))
+		}
+	}
+	for _, planned := range plan.NodeClaims {
+		name, ok := created[planned.Name]
+		if !ok {
+			continue
+		}
+		for _, ref := range planned.Pods {
+			if pod := pods[ref]; pod != nil {
+				p.deps.Recorder.Publish(NominatedEvent(pod, "nodeclaim", name))
+			}
+		}
+	}
+	for _, u := range plan.Unschedulable {
+		if pod := pods[u.Pod]; pod != nil {
+			p.deps.Recorder.Publish(FailedSchedulingEvent(pod, u.Reasons))
+		}
+	}
+}

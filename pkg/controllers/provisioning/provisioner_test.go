@@ -1,0 +1,205 @@
+package provisioning_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/catalog"
+	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider/fake"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
+	eventsfake "github.com/lathe-autoscaler/lathe/pkg/events/fake"
+	"github.com/lathe-autoscaler/lathe/pkg/test/environment"
+)
+
+var env *environment.Environment
+
+func TestMain(m *testing.M) {
+	var err error
+	if env, err = environment.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// harness is a provisioner over the test API server with a fake cloud and event recorder.
+type harness struct {
+	provisioner *provisioning.Provisioner
+	recorder    *eventsfake.Recorder
+}
+
+func newHarness() *harness {
+	rec := &eventsfake.Recorder{}
+	cloud := fake.New(catalog.KarpenterBenchmark()[:64]...)
+	p := provisioning.NewProvisioner(provisioning.Deps{
+		Client: env.Client, CloudProvider: cloud, Clock: clocktesting.NewFakeClock(time.Now()), Recorder: rec,
+		Registerer: prometheus.NewRegistry(), BatchIdleDuration: time.Second, BatchMaxDuration: 10 * time.Second,
+	})
+	return &harness{provisioner: p, recorder: rec}
+}
+
+// cleanup deletes every object the provisioning tests create.
+func cleanup(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	for _, obj := range []client.Object{&v1.NodeClaim{}, &v1.NodePool{}} {
+		if err := env.Client.DeleteAllOf(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := env.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace("default"), client.GracePeriodSeconds(0)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func createPool(t *testing.T, name string, mutate func(*v1.NodePool)) *v1.NodePool {
+	t.Helper()
+	pool := &v1.NodePool{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1.NodePoolSpec{Template: v1.NodeClaimTemplate{Spec: v1.NodeClaimTemplateSpec{
+			Requirements: []v1.NodeSelectorRequirementWithMinValues{{Key: v1.LabelOS, Operator: corev1.NodeSelectorOpIn, Values: []string{"linux"}}},
+			NodeClassRef: &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"},
+		}}},
+	}
+	if mutate != nil {
+		mutate(pool)
+	}
+	if err := env.Client.Create(context.Background(), pool); err != nil {
+		t.Fatal(err)
+	}
+	return pool
+}
+
+// createPendingPod creates a pod the kube-scheduler has marked unschedulable.
+func createPendingPod(t *testing.T, name, cpu string, mutate func(*corev1.Pod)) *corev1.Pod {
+	t.Helper()
+	ctx := context.Background()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "pause",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}},
+	}
+	if mutate != nil {
+		mutate(pod)
+	}
+	if err := env.Client.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Status.Phase = corev1.PodPending
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
+	if err := env.Client.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
+func listClaims(t *testing.T) []v1.NodeClaim {
+	t.Helper()
+	var list v1.NodeClaimList
+	if err := env.Client.List(context.Background(), &list); err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+func TestProvisionCreatesNodeClaimsOnce(t *testing.T) {
+	t.Cleanup(func() { cleanup(t) })
+	h := newHarness()
+	pool := createPool(t, "default", nil)
+	for i := 0; i < 3; i++ {
+		createPendingPod(t, fmt.Sprintf("web-%d", i), "1", nil)
+	}
+	plan, err := h.provisioner.Provision(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims := listClaims(t)
+	if len(claims) == 0 || len(claims) != len(plan.NodeClaims) {
+		t.Fatalf("created %d nodeclaims, plan has %d", len(claims), len(plan.NodeClaims))
+	}
+	for _, c := range claims {
+		if !strings.HasPrefix(c.Name, "default-") || c.Labels[v1.NodePoolLabelKey] != "default" {
+			t.Errorf("claim %s labels %v", c.Name, c.Labels)
+		}
+		if len(c.OwnerReferences) != 1 || c.OwnerReferences[0].UID != pool.UID {
+			t.Errorf("claim %s owners %v", c.Name, c.OwnerReferences)
+		}
+		if c.Spec.Resources.Requests.Cpu().Cmp(resource.MustParse("1")) < 0 {
+			t.Errorf("claim %s requests %v", c.Name, c.Spec.Resources.Requests)
+		}
+	}
+	if got := len(h.recorder.WithReason("Nominated")); got != 3 {
+		t.Errorf("%d Nominated events, want 3", got)
+	}
+	// The pods are still pending (nothing launched them); a second pass must count the claims in flight.
+	if _, err := h.provisioner.Provision(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if again := listClaims(t); len(again) != len(claims) {
+		t.Fatalf("second pass created more nodeclaims: %d, want %d", len(again), len(claims))
+	}
+}
+
+func TestProvisionExplainsUnschedulablePods(t *testing.T) {
+	t.Cleanup(func() { cleanup(t) })
+	h := newHarness()
+	createPool(t, "default", nil)
+	createPendingPod(t, "huge", "1000", nil)
+	createPendingPod(t, "gpu", "1", func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{"example.com/gpu": "true"} })
+	if _, err := h.provisioner.Provision(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(listClaims(t)); n != 0 {
+		t.Fatalf("created %d nodeclaims for pods that fit nowhere", n)
+	}
+	failed := h.recorder.WithReason("FailedScheduling")
+	if len(failed) != 2 {
+		t.Fatalf("%d FailedScheduling events, want 2", len(failed))
+	}
+	for _, e := range failed {
+		if !strings.Contains(e.Message, "nodepool default") {
+			t.Errorf("reason does not name the nodepool: %q", e.Message)
+		}
+	}
+}
+
+func TestProvisionRespectsLimits(t *testing.T) {
+	t.Cleanup(func() { cleanup(t) })
+	h := newHarness()
+	createPool(t, "default", func(p *v1.NodePool) {
+		p.Spec.Limits = v1.Limits{corev1.ResourceCPU: resource.MustParse("4")}
+	})
+	for i := 0; i < 8; i++ {
+		createPendingPod(t, fmt.Sprintf("p-%d", i), "1", nil)
+	}
+	if _, err := h.provisioner.Provision(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	total := resource.Quantity{}
+	for _, c := range listClaims(t) {
+		total.Add(*c.Spec.Resources.Requests.Cpu())
+	}
+	if total.Cmp(resource.MustParse("4")) > 0 {
+		t.Fatalf("claims request %s cpu, over the pool's limit of 4", total.String())
+	}
+	if len(h.recorder.WithReason("FailedScheduling")) == 0 {
+		t.Error("no pod was reported unschedulable although the limit cannot hold 8 cpu")
+	}
+}
