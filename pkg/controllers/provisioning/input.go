@@ -186,4 +186,3 @@ func pointers[T any](items []T) []*T {
 	}
 	return out
 }
-
