@@ -49,6 +49,8 @@ func Start() (*Environment, error) {
 	}
 	cfg, err := env.Start()
 	if err != nil {
+		// envtest may have started etcd and kube-apiserver before failing (for example on a CRD it rejects).
+		_ = env.Stop()
 		return nil, fmt.Errorf("starting etcd and kube-apiserver from %s, %w", binDir, err)
 	}
 	c, err := client.New(cfg, client.Options{Scheme: s})
