@@ -1,0 +1,81 @@
+// Command lathe runs the Lathe node autoscaler. Settings come from Karpenter's environment variables or from
+// the equivalent flags; run "lathe --help" for the list.
+//
+// Exit codes: 0 after a clean shutdown (SIGINT or SIGTERM) or --help, 1 when the operator fails, 2 when the
+// settings are invalid.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/lathe-autoscaler/lathe/pkg/operator"
+	"github.com/lathe-autoscaler/lathe/pkg/operator/logging"
+	"github.com/lathe-autoscaler/lathe/pkg/operator/options"
+)
+
+// Set at build time: go build -ldflags "-X main.version=v1.2.3 -X main.commit=abc123".
+var (
+	version = "dev"
+	commit  = ""
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// run wires settings, logger and operator together and returns the process exit code.
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	opts, err := options.Parse(args, getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		if err := options.Usage(stdout); err != nil {
+			fmt.Fprintf(stderr, "lathe: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "lathe: invalid settings:\n%v\nRun 'lathe --help' to list the settings.\n", err)
+		return 2
+	}
+	logger, flush, err := logging.New(logging.Config{
+		Level:            opts.LogLevel,
+		OutputPaths:      opts.LogOutputPaths,
+		ErrorOutputPaths: opts.LogErrorOutputPaths,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "lathe: creating logger, %v\n", err)
+		return 2
+	}
+	defer func() {
+		if err := flush(); err != nil {
+			fmt.Fprintf(stderr, "lathe: %v\n", err)
+		}
+	}()
+	// controller-runtime and client-go log through process-wide loggers; point both at ours.
+	ctrllog.SetLogger(logger)
+	klog.SetLogger(logger)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	op, err := operator.New(opts, operator.Deps{Logger: logger, Version: version, Commit: commit})
+	if err != nil {
+		logger.Error(err, "creating operator")
+		return 1
+	}
+	if err := op.Run(ctx); err != nil {
+		logger.Error(err, "running operator")
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,102 @@
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"runtime"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+const (
+	// metricsNamespace prefixes Lathe's metrics; it is Karpenter's, so dashboards keep working.
+	metricsNamespace = "karpenter"
+	// shutdownTimeout bounds how long in-flight scrapes may run after the context is cancelled.
+	shutdownTimeout = 10 * time.Second
+)
+
+// newRegistry returns a registry holding karpenter_build_info and the Go runtime and process collectors. Each
+// Operator has its own, so nothing is registered in a process-wide registry and two Operators can coexist.
+func newRegistry(version, commit string) (*prometheus.Registry, error) {
+	registry := prometheus.NewRegistry()
+	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: metricsNamespace,
+		Name:      "build_info",
+		Help:      "A metric with a constant '1' value labeled by version from which karpenter was built.",
+	}, []string{"version", "goversion", "goarch", "commit"})
+	buildInfo.WithLabelValues(version, runtime.Version(), runtime.GOARCH, commit).Set(1)
+	for _, c := range []prometheus.Collector{
+		buildInfo,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	} {
+		if err := registry.Register(c); err != nil {
+			return nil, fmt.Errorf("registering metrics, %w", err)
+		}
+	}
+	return registry, nil
+}
+
+// metricsHandler serves /metrics from controller-runtime's registry and the Operator's, plus net/http/pprof
+// under /debug/pprof/ when profiling is on.
+func metricsHandler(registry *prometheus.Registry, profiling bool) http.Handler {
+	mux := http.NewServeMux()
+	gatherers := prometheus.Gatherers{crmetrics.Registry, registry}
+	mux.Handle("/metrics", promhttp.HandlerFor(gatherers, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
+	if profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	return mux
+}
+
+// metricsServer is a manager runnable that serves handler on address on every replica, leader or not.
+type metricsServer struct {
+	address string
+	handler http.Handler
+	logger  logr.Logger
+}
+
+func (s *metricsServer) NeedLeaderElection() bool { return false }
+
+// Start serves until ctx is cancelled, then lets in-flight requests finish for up to shutdownTimeout.
+func (s *metricsServer) Start(ctx context.Context) error {
+	listener, err := (&net.ListenConfig{}).Listen(ctx, "tcp", s.address)
+	if err != nil {
+		return fmt.Errorf("listening for metrics on %s, %w", s.address, err)
+	}
+	server := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	served := make(chan error, 1)
+	go func() { served <- server.Serve(listener) }()
+	s.logger.Info("serving metrics", "address", listener.Addr().String())
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serving metrics, %w", err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if err := server.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutting down metrics server, %w", err)
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serving metrics, %w", err)
+	}
+	return nil
+}

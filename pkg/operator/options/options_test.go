@@ -1,0 +1,336 @@
+package options_test
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lathe-autoscaler/lathe/pkg/operator/options"
+)
+
+// env turns a map into the getenv function Parse takes.
+func env(vars map[string]string) func(string) string {
+	return func(key string) string { return vars[key] }
+}
+
+// required is the smallest valid environment.
+func required() map[string]string {
+	return map[string]string{"CLUSTER_NAME": "test-cluster"}
+}
+
+func with(extra map[string]string) map[string]string {
+	vars := required()
+	for k, v := range extra {
+		vars[k] = v
+	}
+	return vars
+}
+
+func TestDefaults(t *testing.T) {
+	got, err := options.Parse(nil, env(required()))
+	if err != nil {
+		t.Fatalf("Parse() error = %v", err)
+	}
+	want := &options.Options{
+		ClusterName:                      "test-cluster",
+		BatchMaxDuration:                 10 * time.Second,
+		BatchIdleDuration:                time.Second,
+		FeatureGates:                     options.FeatureGates{ReservedCapacity: true},
+		PreferencePolicy:                 "Respect",
+		MinValuesPolicy:                  "Strict",
+		IgnoreDRARequests:                true,
+		VMMemoryOverheadPercent:          0.075,
+		AMIRefreshInterval:               time.Minute,
+		SubnetRefreshInterval:            time.Minute,
+		KubeClientQPS:                    200,
+		KubeClientBurst:                  300,
+		MetricsPort:                      8080,
+		HealthProbePort:                  8081,
+		LeaderElectionName:               "karpenter-leader-election",
+		LeaderElectionNamespace:          "kube-system",
+		DisableControllerWarmup:          true,
+		MemoryLimit:                      -1,
+		CPURequests:                      1000,
+		LogLevel:                         "info",
+		LogOutputPaths:                   []string{"stdout"},
+		LogErrorOutputPaths:              []string{"stderr"},
+		CloudProvider:                    "sim",
+		DisableLeaderElection:            false,
+		DisableClusterStateObservability: false,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Parse() defaults\n got: %+v\nwant: %+v", got, want)
+	}
+	if _, ok := got.SoftMemoryLimit(); ok {
+		t.Errorf("SoftMemoryLimit() reports a limit for MEMORY_LIMIT=-1")
+	}
+}
+
+func TestFromEnvironment(t *testing.T) {
+	got, err := options.Parse(nil, env(map[string]string{
+		"CLUSTER_NAME":                        "prod",
+		"CLUSTER_ENDPOINT":                    "https://ABCD.gr7.us-west-2.eks.amazonaws.com",
+		"CLUSTER_CA_BUNDLE":                   "Y2E=",
+		"INTERRUPTION_QUEUE":                  "prod-queue",
+		"BATCH_MAX_DURATION":                  "30s",
+		"BATCH_IDLE_DURATION":                 "500ms",
+		"FEATURE_GATES":                       "NodeRepair=true, SpotToSpotConsolidation=true,ReservedCapacity=false",
+		"PREFERENCE_POLICY":                   "Ignore",
+		"MIN_VALUES_POLICY":                   "BestEffort",
+		"IGNORE_DRA_REQUESTS":                 "false",
+		"VM_MEMORY_OVERHEAD_PERCENT":          "0.1",
+		"RESERVED_ENIS":                       "2",
+		"ISOLATED_VPC":                        "true",
+		"EKS_CONTROL_PLANE":                   "true",
+		"DISABLE_DRY_RUN":                     "true",
+		"ENABLE_ZONAL_SHIFT":                  "true",
+		"AMI_REFRESH_INTERVAL":                "5m",
+		"SUBNET_REFRESH_INTERVAL":             "2m",
+		"KUBE_CLIENT_QPS":                     "50",
+		"KUBE_CLIENT_BURST":                   "100",
+		"METRICS_PORT":                        "9000",
+		"HEALTH_PROBE_PORT":                   "0",
+		"DISABLE_LEADER_ELECTION":             "true",
+		"LEADER_ELECTION_NAME":                "lathe-leader",
+		"SYSTEM_NAMESPACE":                    "karpenter",
+		"DISABLE_CONTROLLER_WARMUP":           "false",
+		"DISABLE_CLUSTER_STATE_OBSERVABILITY": "true",
+		"ENABLE_PROFILING":                    "true",
+		"MEMORY_LIMIT":                        "1000",
+		"CPU_REQUESTS":                        "250",
+		"LOG_LEVEL":                           "debug",
+		"LOG_OUTPUT_PATHS":                    "stdout, /tmp/lathe.log",
+		"LOG_ERROR_OUTPUT_PATHS":              "/tmp/lathe-errors.log",
+		"KARPENTER_SERVICE":                   "karpenter",
+		"CLOUD_PROVIDER":                      "aws",
+	}))
+	if err != nil {
+		t.Fatalf("Parse() error = %v", err)
+	}
+	want := &options.Options{
+		ClusterName:                      "prod",
+		ClusterEndpoint:                  "https://ABCD.gr7.us-west-2.eks.amazonaws.com",
+		ClusterCABundle:                  "Y2E=",
+		InterruptionQueue:                "prod-queue",
+		BatchMaxDuration:                 30 * time.Second,
+		BatchIdleDuration:                500 * time.Millisecond,
+		FeatureGates:                     options.FeatureGates{NodeRepair: true, SpotToSpotConsolidation: true},
+		PreferencePolicy:                 "Ignore",
+		MinValuesPolicy:                  "BestEffort",
+		IgnoreDRARequests:                false,
+		VMMemoryOverheadPercent:          0.1,
+		ReservedENIs:                     2,
+		IsolatedVPC:                      true,
+		EKSControlPlane:                  true,
+		DisableDryRun:                    true,
+		EnableZonalShift:                 true,
+		AMIRefreshInterval:               5 * time.Minute,
+		SubnetRefreshInterval:            2 * time.Minute,
+		KubeClientQPS:                    50,
+		KubeClientBurst:                  100,
+		MetricsPort:                      9000,
+		HealthProbePort:                  0,
+		DisableLeaderElection:            true,
+		LeaderElectionName:               "lathe-leader",
+		LeaderElectionNamespace:          "karpenter",
+		SystemNamespace:                  "karpenter",
+		DisableControllerWarmup:          false,
+		DisableClusterStateObservability: true,
+		EnableProfiling:                  true,
+		MemoryLimit:                      1000,
+		CPURequests:                      250,
+		LogLevel:                         "debug",
+		LogOutputPaths:                   []string{"stdout", "/tmp/lathe.log"},
+		LogErrorOutputPaths:              []string{"/tmp/lathe-errors.log"},
+		KarpenterService:                 "karpenter",
+		CloudProvider:                    "aws",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Parse() from environment\n got: %+v\nwant: %+v", got, want)
+	}
+	if limit, ok := got.SoftMemoryLimit(); !ok || limit != 900 {
+		t.Errorf("SoftMemoryLimit() = %d, %t; want 900, true", limit, ok)
+	}
+}
+
+func TestFlagOverridesEnvironment(t *testing.T) {
+	vars := with(map[string]string{
+		"BATCH_IDLE_DURATION":       "banana", // ignored: the flag wins
+		"LEADER_ELECTION_NAMESPACE": "from-env",
+		"DISABLE_LEADER_ELECTION":   "true",
+		"LOG_LEVEL":                 "debug",
+		"FEATURE_GATES":             "NodeRepair=true",
+	})
+	got, err := options.Parse([]string{
+		"--cluster-name=from-flag",
+		"--batch-idle-duration", "2s",
+		"--leader-election-namespace=from-flag",
+		"--disable-leader-election=false",
+		"--log-level=error",
+		"--feature-gates=NodeOverlay=true",
+		"--enable-profiling",
+		"-kube-client-qps=7",
+	}, env(vars))
+	if err != nil {
+		t.Fatalf("Parse() error = %v", err)
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"ClusterName", got.ClusterName, "from-flag"},
+		{"BatchIdleDuration", got.BatchIdleDuration, 2 * time.Second},
+		{"LeaderElectionNamespace", got.LeaderElectionNamespace, "from-flag"},
+		{"DisableLeaderElection", got.DisableLeaderElection, false},
+		{"LogLevel", got.LogLevel, "error"},
+		{"FeatureGates", got.FeatureGates, options.FeatureGates{ReservedCapacity: true, NodeOverlay: true}},
+		{"EnableProfiling", got.EnableProfiling, true},
+		{"KubeClientQPS", got.KubeClientQPS, 7},
+	}
+	for _, c := range checks {
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}
+
+func TestLeaderElectionNamespace(t *testing.T) {
+	tests := []struct {
+		name string
+		vars map[string]string
+		want string
+	}{
+		{"default", nil, "kube-system"},
+		{"system namespace", map[string]string{"SYSTEM_NAMESPACE": "karpenter"}, "karpenter"},
+		{"explicit wins", map[string]string{"SYSTEM_NAMESPACE": "karpenter", "LEADER_ELECTION_NAMESPACE": "lease-ns"}, "lease-ns"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := options.Parse(nil, env(with(tt.vars)))
+			if err != nil {
+				t.Fatalf("Parse() error = %v", err)
+			}
+			if got.LeaderElectionNamespace != tt.want {
+				t.Errorf("LeaderElectionNamespace = %q, want %q", got.LeaderElectionNamespace, tt.want)
+			}
+		})
+	}
+}
+
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		vars map[string]string
+		// want lists fragments the error must contain: the setting's name and the bad value.
+		want []string
+	}{
+		{"missing cluster name", nil, map[string]string{}, []string{"CLUSTER_NAME", "required"}},
+		{"empty cluster name flag", []string{"--cluster-name="}, required(), []string{"CLUSTER_NAME", "required"}},
+		{"bad duration", nil, with(map[string]string{"BATCH_IDLE_DURATION": "banana"}), []string{"BATCH_IDLE_DURATION", `"banana"`, "duration"}},
+		{"zero duration", nil, with(map[string]string{"BATCH_MAX_DURATION": "0s"}), []string{"BATCH_MAX_DURATION", `"0s"`, "positive"}},
+		{"negative duration", nil, with(map[string]string{"BATCH_IDLE_DURATION": "-1s"}), []string{"BATCH_IDLE_DURATION", `"-1s"`}},
+		{"refresh below minimum", nil, with(map[string]string{"AMI_REFRESH_INTERVAL": "30s"}), []string{"AMI_REFRESH_INTERVAL", `"30s"`, "at least 1m"}},
+		{"subnet refresh below minimum", nil, with(map[string]string{"SUBNET_REFRESH_INTERVAL": "59s"}), []string{"SUBNET_REFRESH_INTERVAL", `"59s"`}},
+		{"negative qps", nil, with(map[string]string{"KUBE_CLIENT_QPS": "-5"}), []string{"KUBE_CLIENT_QPS", `"-5"`}},
+		{"zero burst", nil, with(map[string]string{"KUBE_CLIENT_BURST": "0"}), []string{"KUBE_CLIENT_BURST", `"0"`}},
+		{"port too large", nil, with(map[string]string{"METRICS_PORT": "70000"}), []string{"METRICS_PORT", `"70000"`, "0 to 65535"}},
+		{"negative port", nil, with(map[string]string{"HEALTH_PROBE_PORT": "-1"}), []string{"HEALTH_PROBE_PORT", `"-1"`}},
+		{"port not a number", nil, with(map[string]string{"METRICS_PORT": "http"}), []string{"METRICS_PORT", `"http"`}},
+		{"same ports", nil, with(map[string]string{"METRICS_PORT": "9000", "HEALTH_PROBE_PORT": "9000"}), []string{"METRICS_PORT", "HEALTH_PROBE_PORT", "9000"}},
+		{"unknown log level", nil, with(map[string]string{"LOG_LEVEL": "verbose"}), []string{"LOG_LEVEL", `"verbose"`, "debug, info, error"}},
+		{"unknown preference policy", nil, with(map[string]string{"PREFERENCE_POLICY": "respect"}), []string{"PREFERENCE_POLICY", `"respect"`, "Respect, Ignore"}},
+		{"unknown min values policy", nil, with(map[string]string{"MIN_VALUES_POLICY": "Loose"}), []string{"MIN_VALUES_POLICY", `"Loose"`}},
+		{"unknown cloud provider", nil, with(map[string]string{"CLOUD_PROVIDER": "gcp"}), []string{"CLOUD_PROVIDER", `"gcp"`}},
+		{"bad bool", nil, with(map[string]string{"DISABLE_LEADER_ELECTION": "yes"}), []string{"DISABLE_LEADER_ELECTION", `"yes"`}},
+		{"unknown feature gate", nil, with(map[string]string{"FEATURE_GATES": "Drift=true"}), []string{"FEATURE_GATES", "Drift", "unknown feature gate"}},
+		{"feature gate without value", nil, with(map[string]string{"FEATURE_GATES": "NodeRepair"}), []string{"FEATURE_GATES", "NodeRepair"}},
+		{"feature gate bad bool", nil, with(map[string]string{"FEATURE_GATES": "NodeRepair=maybe"}), []string{"FEATURE_GATES", "maybe"}},
+		{"overhead too large", nil, with(map[string]string{"VM_MEMORY_OVERHEAD_PERCENT": "7.5"}), []string{"VM_MEMORY_OVERHEAD_PERCENT", `"7.5"`}},
+		{"overhead negative", nil, with(map[string]string{"VM_MEMORY_OVERHEAD_PERCENT": "-0.1"}), []string{"VM_MEMORY_OVERHEAD_PERCENT", `"-0.1"`}},
+		{"negative reserved ENIs", nil, with(map[string]string{"RESERVED_ENIS": "-1"}), []string{"RESERVED_ENIS", `"-1"`}},
+		{"zero CPU requests", nil, with(map[string]string{"CPU_REQUESTS": "0"}), []string{"CPU_REQUESTS", `"0"`}},
+		{"memory limit not a number", nil, with(map[string]string{"MEMORY_LIMIT": "1Gi"}), []string{"MEMORY_LIMIT", `"1Gi"`}},
+		{"relative endpoint", nil, with(map[string]string{"CLUSTER_ENDPOINT": "example.com"}), []string{"CLUSTER_ENDPOINT", `"example.com"`, "URL"}},
+		{"bad lease name", nil, with(map[string]string{"LEADER_ELECTION_NAME": "Not_Valid"}), []string{"LEADER_ELECTION_NAME", `"Not_Valid"`}},
+		{"bad lease namespace", nil, with(map[string]string{"LEADER_ELECTION_NAMESPACE": "a.b"}), []string{"LEADER_ELECTION_NAMESPACE", `"a.b"`}},
+		{"empty output paths", nil, with(map[string]string{"LOG_OUTPUT_PATHS": " , "}), []string{"LOG_OUTPUT_PATHS"}},
+		{"flag bad duration", []string{"--batch-max-duration=soon"}, required(), []string{"batch-max-duration", `"soon"`}},
+		{"flag bad port", []string{"--health-probe-port", "65536"}, required(), []string{"health-probe-port", `"65536"`}},
+		{"unknown flag", []string{"--no-such-flag"}, required(), []string{"no-such-flag"}},
+		{"positional argument", []string{"extra"}, required(), []string{`"extra"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := options.Parse(tt.args, env(tt.vars))
+			if err == nil {
+				t.Fatalf("Parse() = %+v, want an error", got)
+			}
+			for _, fragment := range tt.want {
+				if !strings.Contains(err.Error(), fragment) {
+					t.Errorf("Parse() error = %q, want it to contain %q", err, fragment)
+				}
+			}
+		})
+	}
+}
+
+func TestErrorsAreReportedTogether(t *testing.T) {
+	_, err := options.Parse(nil, env(map[string]string{"BATCH_IDLE_DURATION": "banana", "METRICS_PORT": "x"}))
+	if err == nil {
+		t.Fatal("Parse() error = nil, want an error")
+	}
+	for _, fragment := range []string{"BATCH_IDLE_DURATION", "METRICS_PORT"} {
+		if !strings.Contains(err.Error(), fragment) {
+			t.Errorf("Parse() error = %q, want it to contain %q", err, fragment)
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, arg := range []string{"-h", "--help"} {
+		if _, err := options.Parse([]string{arg}, env(nil)); !errors.Is(err, flag.ErrHelp) {
+			t.Errorf("Parse(%s) error = %v, want flag.ErrHelp", arg, err)
+		}
+	}
+	var out bytes.Buffer
+	if err := options.Usage(&out); err != nil {
+		t.Fatalf("Usage() error = %v", err)
+	}
+	for _, fragment := range []string{"CLUSTER_NAME", "--cluster-name", "BATCH_MAX_DURATION", "10s", "karpenter-leader-election", "NodeRepair=false,ReservedCapacity=true"} {
+		if !strings.Contains(out.String(), fragment) {
+			t.Errorf("Usage() output lacks %q:\n%s", fragment, out.String())
+		}
+	}
+}
+
+func TestFeatureGates(t *testing.T) {
+	tests := []struct {
+		in   string
+		want options.FeatureGates
+	}{
+		{"", options.DefaultFeatureGates()},
+		{"NodeRepair=true,ReservedCapacity=true,SpotToSpotConsolidation=false,NodeOverlay=false,StaticCapacity=false,CapacityBuffer=false", options.FeatureGates{NodeRepair: true, ReservedCapacity: true}},
+		{"CapacityBuffer=true,StaticCapacity=true", options.FeatureGates{ReservedCapacity: true, CapacityBuffer: true, StaticCapacity: true}},
+		{"NodeRepair=true,NodeRepair=false", options.DefaultFeatureGates()},
+		{" ReservedCapacity = false ,", options.FeatureGates{}},
+	}
+	for _, tt := range tests {
+		got, err := options.ParseFeatureGates(tt.in)
+		if err != nil {
+			t.Errorf("ParseFeatureGates(%q) error = %v", tt.in, err)
+			continue
+		}
+		if got != tt.want {
+			t.Errorf("ParseFeatureGates(%q) = %+v, want %+v", tt.in, got, tt.want)
+		}
+	}
+	const defaults = "NodeRepair=false,ReservedCapacity=true,SpotToSpotConsolidation=false,NodeOverlay=false,StaticCapacity=false,CapacityBuffer=false"
+	if got := options.DefaultFeatureGates().String(); got != defaults {
+		t.Errorf("DefaultFeatureGates().String() = %q, want %q", got, defaults)
+	}
+}
