@@ -1,0 +1,334 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/catalog"
+	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+)
+
+// Labels and annotations the simulation puts on the Nodes it launches.
+const (
+	// NodeClaimLabelKey names the NodeClaim an instance was launched for; every sim instance has it.
+	NodeClaimLabelKey = "sim.lathe.sh/nodeclaim"
+	// InstanceIDLabelKey holds the instance ID (the last part of the provider ID).
+	InstanceIDLabelKey = "sim.lathe.sh/instance-id"
+	// TerminatedAnnotationKey marks an instance as terminated while its Node object is still being deleted.
+	TerminatedAnnotationKey = "sim.lathe.sh/terminated"
+	// ImageIDAnnotationKey records the image the instance was "booted" from.
+	ImageIDAnnotationKey = "sim.lathe.sh/image-id"
+	// KwokNodeAnnotationKey is the annotation kwok manages Nodes by.
+	KwokNodeAnnotationKey = "kwok.x-k8s.io/node"
+)
+
+// Defaults of Deps.
+const (
+	DefaultRegion = "us-east-1"
+	// UnavailableOfferingsTTL is how long an offering that failed with insufficient capacity stays unavailable
+	// (Karpenter's AWS provider uses three minutes).
+	UnavailableOfferingsTTL = 3 * time.Minute
+	// ProviderIDPrefix starts every provider ID the simulation hands out.
+	ProviderIDPrefix = "sim://"
+)
+
+// ConfigMap the simulation reads injected insufficient capacity from.
+const (
+	ConfigMapNamespace           = "kube-system"
+	ConfigMapName                = "lathe-sim"
+	InsufficientCapacityMapKey   = "insufficientCapacity"
+	insufficientCapacityAnywhere = "*"
+)
+
+// Deps are the simulated provider's dependencies.
+type Deps struct {
+	// Client writes and reads the Nodes that stand for instances. Required.
+	Client client.Client
+	// ConfigReader reads the lathe-sim ConfigMap and the EC2NodeClasses. Default Client; the composition root
+	// may pass an uncached reader so that the manager doesn't start a cluster-wide ConfigMap informer.
+	ConfigReader client.Reader
+	// Clock times the unavailable-offerings cache and LaunchDelay. Default the real clock.
+	Clock clock.Clock
+	// InstanceTypes is the catalog. Default the embedded EC2 catalog in Region (zones <region>a/b/c).
+	InstanceTypes cloudprovider.InstanceTypes
+	// LaunchDelay is how long after Create returns the instance's Node appears (like an instance booting
+	// and its kubelet registering). Zero writes the Node before Create returns. A positive delay needs a
+	// Clock with AfterFunc (the real clock and the testing FakeClock have it).
+	LaunchDelay time.Duration
+	// Region the instances run in. Default us-east-1.
+	Region string
+}
+
+// CloudProvider is the simulated provider. Construct it with New.
+type CloudProvider struct {
+	client       client.Client
+	configReader client.Reader
+	clock        clock.Clock
+	timers       clock.WithDelayedExecution
+	catalog      cloudprovider.InstanceTypes
+	launchDelay  time.Duration
+	region       string
+	zoneIDs      map[string]string
+
+	// mu guards the fields below. Never call clock methods while holding it: the testing FakeClock runs
+	// AfterFunc callbacks (which take mu) under its own lock.
+	mu            sync.Mutex
+	capacity      *capacity
+	pending       map[string]*pendingLaunch // by NodeClaim name
+	interruptions []Interruption
+}
+
+var _ cloudprovider.CloudProvider = (*CloudProvider)(nil)
+
+// New returns a simulated provider.
+func New(deps Deps) (*CloudProvider, error) {
+	if deps.Client == nil {
+		return nil, errors.New("sim provider needs a client")
+	}
+	if deps.ConfigReader == nil {
+		deps.ConfigReader = deps.Client
+	}
+	if deps.Clock == nil {
+		deps.Clock = clock.RealClock{}
+	}
+	if deps.Region == "" {
+		deps.Region = DefaultRegion
+	}
+	if deps.InstanceTypes == nil {
+		its, err := catalog.EC2(catalog.EC2Options{Region: deps.Region, Zones: defaultZones(deps.Region)})
+		if err != nil {
+			return nil, fmt.Errorf("loading the EC2 catalog, %w", err)
+		}
+		deps.InstanceTypes = its
+	}
+	timers, ok := deps.Clock.(clock.WithDelayedExecution)
+	if deps.LaunchDelay > 0 && !ok {
+		return nil, errors.New("a launch delay needs a clock with AfterFunc")
+	}
+	return &CloudProvider{
+		client:       deps.Client,
+		configReader: deps.ConfigReader,
+		clock:        deps.Clock,
+		timers:       timers,
+		catalog:      deps.InstanceTypes,
+		launchDelay:  deps.LaunchDelay,
+		region:       deps.Region,
+		zoneIDs:      zoneIDs(deps.Region, catalogZones(deps.InstanceTypes)),
+		capacity:     newCapacity(),
+		pending:      map[string]*pendingLaunch{},
+	}, nil
+}
+
+// Name is "sim".
+func (c *CloudProvider) Name() string { return "sim" }
+
+// Create launches the cheapest instance the NodeClaim allows, or returns the one already launched for it.
+func (c *CloudProvider) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v1.NodeClaim, error) {
+	if existing, err := c.existing(ctx, nodeClaim.Name); err != nil || existing != nil {
+		if err != nil {
+			return nil, err
+		}
+		return launched(nodeClaim, existing), nil
+	}
+	amis, err := c.resolveNodeClass(ctx, nodeClaim)
+	if err != nil {
+		return nil, err
+	}
+	reqs, err := nodeClaimRequirements(nodeClaim)
+	if err != nil {
+		return nil, err
+	}
+	injected, err := c.injectedCapacity(ctx)
+	if err != nil {
+		return nil, err
+	}
+	choice, err := c.chooseOffering(ctx, nodeClaim, reqs, injected)
+	if err != nil {
+		return nil, err
+	}
+	node := c.newNode(nodeClaim, choice, amis)
+	if err := c.launch(ctx, node); err != nil {
+		return nil, err
+	}
+	log.FromContext(ctx).V(1).Info("launched instance", "NodeClaim", nodeClaim.Name, "providerID", node.Spec.ProviderID,
+		"instanceType", choice.instanceType.Name, "zone", choice.offering.Zone, "capacityType", choice.offering.CapacityType)
+	return launched(nodeClaim, node), nil
+}
+
+// existing returns the instance already launched for the NodeClaim (pending or running), or nil.
+func (c *CloudProvider) existing(ctx context.Context, nodeClaimName string) (*corev1.Node, error) {
+	if node := c.pendingNode(nodeClaimName); node != nil {
+		return node, nil
+	}
+	node := &corev1.Node{}
+	if err := c.client.Get(ctx, client.ObjectKey{Name: nodeClaimName}, node); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("getting node %q, %w", nodeClaimName, err)
+	}
+	if node.Labels[NodeClaimLabelKey] != nodeClaimName {
+		return nil, cloudprovider.NewCreateError(fmt.Errorf("node %q exists and is not a sim instance", nodeClaimName),
+			"NodeNameTaken", "A node with the NodeClaim's name exists and wasn't launched for it")
+	}
+	return node, nil
+}
+
+// Delete terminates the NodeClaim's instance: it marks the Node terminated and deletes it. It returns
+// NodeClaimNotFound once the instance is terminated or its Node is gone.
+func (c *CloudProvider) Delete(ctx context.Context, nodeClaim *v1.NodeClaim) error {
+	if c.cancelPending(nodeClaim.Name, nodeClaim.Status.ProviderID) {
+		return nil
+	}
+	node, err := c.nodeForNodeClaim(ctx, nodeClaim)
+	if err != nil {
+		return err
+	}
+	if node == nil || node.Annotations[TerminatedAnnotationKey] == "true" {
+		return cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance of nodeclaim %q is terminated", nodeClaim.Name))
+	}
+	patch := client.MergeFrom(node.DeepCopy())
+	if node.Annotations == nil {
+		node.Annotations = map[string]string{}
+	}
+	node.Annotations[TerminatedAnnotationKey] = "true"
+	if err := c.client.Patch(ctx, node, patch); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("marking node %q terminated, %w", node.Name, err)
+	}
+	if err := c.client.Delete(ctx, node); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting node %q, %w", node.Name, err)
+	}
+	log.FromContext(ctx).V(1).Info("terminated instance", "NodeClaim", nodeClaim.Name, "providerID", node.Spec.ProviderID)
+	return nil
+}
+
+// nodeForNodeClaim finds the NodeClaim's instance by provider ID, or by name before it has one.
+func (c *CloudProvider) nodeForNodeClaim(ctx context.Context, nodeClaim *v1.NodeClaim) (*corev1.Node, error) {
+	if nodeClaim.Status.ProviderID != "" {
+		return c.nodeByProviderID(ctx, nodeClaim.Status.ProviderID)
+	}
+	node, err := c.existing(ctx, nodeClaim.Name)
+	if cloudprovider.IsCreateError(err) {
+		return nil, nil
+	}
+	return node, err
+}
+
+// Get returns the running (or still launching) instance with the provider ID.
+func (c *CloudProvider) Get(ctx context.Context, providerID string) (*v1.NodeClaim, error) {
+	if node := c.pendingByProviderID(providerID); node != nil {
+		return nodeClaimFromNode(node), nil
+	}
+	node, err := c.nodeByProviderID(ctx, providerID)
+	if err != nil {
+		return nil, err
+	}
+	if node == nil || node.Annotations[TerminatedAnnotationKey] == "true" {
+		return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %q", providerID))
+	}
+	return nodeClaimFromNode(node), nil
+}
+
+// nodeByProviderID returns the sim Node with the provider ID, or nil.
+func (c *CloudProvider) nodeByProviderID(ctx context.Context, providerID string) (*corev1.Node, error) {
+	id, ok := instanceID(providerID)
+	if !ok {
+		return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("%q is not a sim provider ID", providerID))
+	}
+	nodes := &corev1.NodeList{}
+	if err := c.client.List(ctx, nodes, client.MatchingLabels{InstanceIDLabelKey: id}); err != nil {
+		return nil, fmt.Errorf("listing nodes of instance %q, %w", id, err)
+	}
+	for i := range nodes.Items {
+		if nodes.Items[i].Spec.ProviderID == providerID {
+			return &nodes.Items[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// List returns every running or launching instance, by NodeClaim name, including instances no NodeClaim
+// refers to.
+func (c *CloudProvider) List(ctx context.Context) ([]*v1.NodeClaim, error) {
+	nodes := &corev1.NodeList{}
+	if err := c.client.List(ctx, nodes, client.HasLabels{NodeClaimLabelKey}); err != nil {
+		return nil, fmt.Errorf("listing sim nodes, %w", err)
+	}
+	var out []*v1.NodeClaim
+	seen := map[string]bool{}
+	for i := range nodes.Items {
+		node := &nodes.Items[i]
+		if node.Annotations[TerminatedAnnotationKey] == "true" {
+			continue
+		}
+		seen[node.Spec.ProviderID] = true
+		out = append(out, nodeClaimFromNode(node))
+	}
+	for _, node := range c.pendingNodes() {
+		if !seen[node.Spec.ProviderID] {
+			out = append(out, nodeClaimFromNode(node))
+		}
+	}
+	slices.SortFunc(out, func(a, b *v1.NodeClaim) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// GetInstanceTypes returns the catalog, with offerings that are injected or recently failed marked
+// unavailable. Every NodePool gets the whole catalog.
+func (c *CloudProvider) GetInstanceTypes(ctx context.Context, _ *v1.NodePool) ([]*cloudprovider.InstanceType, error) {
+	injected, err := c.injectedCapacity(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := c.clock.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*cloudprovider.InstanceType, 0, len(c.catalog))
+	for _, it := range c.catalog {
+		cp := *it
+		cp.Offerings = slices.Clone(it.Offerings)
+		for i := range cp.Offerings {
+			o := &cp.Offerings[i]
+			k := offeringKey{instanceType: it.Name, zone: o.Zone, capacityType: o.CapacityType}
+			if injected.has(k) || c.capacity.isUnavailable(k, now) {
+				o.Available = false
+			}
+		}
+		out = append(out, &cp)
+	}
+	return out, nil
+}
+
+// IsDrifted is always "": nothing drifts in the simulation yet.
+func (c *CloudProvider) IsDrifted(context.Context, *v1.NodeClaim) (cloudprovider.DriftReason, error) {
+	return "", nil
+}
+
+// RepairPolicies are the AWS provider's: Ready False or Unknown for 30 minutes, accelerated hardware not
+// ready for 10 minutes, and storage, networking, kernel or container runtime not ready for 30 minutes.
+func (c *CloudProvider) RepairPolicies() []cloudprovider.RepairPolicy {
+	policy := func(condition string, status corev1.ConditionStatus, d time.Duration) cloudprovider.RepairPolicy {
+		return cloudprovider.RepairPolicy{ConditionType: corev1.NodeConditionType(condition), ConditionStatus: status, TolerationDuration: d}
+	}
+	return []cloudprovider.RepairPolicy{
+		policy(string(corev1.NodeReady), corev1.ConditionFalse, 30*time.Minute),
+		policy(string(corev1.NodeReady), corev1.ConditionUnknown, 30*time.Minute),
+		policy("AcceleratedHardwareReady", corev1.ConditionFalse, 10*time.Minute),
+		policy("StorageReady", corev1.ConditionFalse, 30*time.Minute),
+		policy("NetworkingReady", corev1.ConditionFalse, 30*time.Minute),
+		policy("KernelReady", corev1.ConditionFalse, 30*time.Minute),
+		policy("ContainerRuntimeReady", corev1.ConditionFalse, 30*time.Minute),
+	}
+}
