@@ -16,8 +16,10 @@ import (
 	"syscall"
 
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/lathe-autoscaler/lathe/pkg/controllers"
 	"github.com/lathe-autoscaler/lathe/pkg/operator"
 	"github.com/lathe-autoscaler/lathe/pkg/operator/logging"
 	"github.com/lathe-autoscaler/lathe/pkg/operator/options"
@@ -71,6 +73,10 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	op, err := operator.New(opts, operator.Deps{Logger: logger, Version: version, Commit: commit})
 	if err != nil {
 		logger.Error(err, "creating operator")
+		return 1
+	}
+	if err := controllers.Register(ctx, controllers.Deps{Manager: op.Manager, Registry: op.Registry, Options: opts, Clock: clock.RealClock{}}); err != nil {
+		logger.Error(err, "registering controllers")
 		return 1
 	}
 	if err := op.Run(ctx); err != nil {

@@ -1,0 +1,82 @@
+// Package controllers is Lathe's composition root: it builds the objects controllers share (cloud provider,
+// event recorder, provisioner) once, and registers every controller with the manager. Which controllers
+// run is decided here and nowhere else.
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
+	"github.com/lathe-autoscaler/lathe/pkg/events"
+	"github.com/lathe-autoscaler/lathe/pkg/operator/options"
+	"github.com/lathe-autoscaler/lathe/pkg/providers/sim"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
+)
+
+// Deps are what the controllers are built from.
+type Deps struct {
+	Manager  manager.Manager
+	Registry prometheus.Registerer
+	Options  *options.Options
+	Clock    clock.Clock
+}
+
+// controller is what every controller offers the composition root.
+type controller interface {
+	Register(ctx context.Context, mgr manager.Manager) error
+}
+
+// Register builds the cloud provider named by the options and registers every controller with the manager.
+func Register(ctx context.Context, deps Deps) error {
+	mgr := deps.Manager
+	cloud, providerControllers, err := newCloudProvider(deps)
+	if err != nil {
+		return err
+	}
+	recorder := events.NewRecorder(mgr.GetEventRecorderFor("karpenter"), deps.Clock)
+	provisioner := provisioning.NewProvisioner(provisioning.Deps{
+		Client:            mgr.GetClient(),
+		CloudProvider:     cloud,
+		Clock:             deps.Clock,
+		Recorder:          recorder,
+		Registerer:        deps.Registry,
+		BatchIdleDuration: deps.Options.BatchIdleDuration,
+		BatchMaxDuration:  deps.Options.BatchMaxDuration,
+		SolverOptions: solver.Options{
+			PreferencePolicy: solver.PreferencePolicy(deps.Options.PreferencePolicy),
+			MinValuesPolicy:  scheduling.MinValuesPolicy(deps.Options.MinValuesPolicy),
+		},
+	})
+	all := append(providerControllers,
+		provisioning.NewPodController(mgr.GetClient(), provisioner),
+	)
+	for _, c := range all {
+		if err := c.Register(ctx, mgr); err != nil {
+			return fmt.Errorf("registering %T, %w", c, err)
+		}
+	}
+	return nil
+}
+
+// newCloudProvider builds the provider CLOUD_PROVIDER names, with the controllers that come with it.
+func newCloudProvider(deps Deps) (cloudprovider.CloudProvider, []controller, error) {
+	switch deps.Options.CloudProvider {
+	case "sim":
+		mgr := deps.Manager
+		cloud, err := sim.New(sim.Deps{Client: mgr.GetClient(), ConfigReader: mgr.GetAPIReader(), Clock: deps.Clock})
+		if err != nil {
+			return nil, nil, fmt.Errorf("creating simulated cloud provider, %w", err)
+		}
+		nodeClasses := sim.NewNodeClassController(sim.NodeClassDeps{Client: mgr.GetClient(), Clock: deps.Clock})
+		return cloud, []controller{nodeClasses}, nil
+	default:
+		return nil, nil, fmt.Errorf("cloud provider %q is not available in this build (use CLOUD_PROVIDER=sim)", deps.Options.CloudProvider)
+	}
+}
