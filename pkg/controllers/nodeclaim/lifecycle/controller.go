@@ -1,0 +1,255 @@
+// Package lifecycle moves a NodeClaim from creation to a Ready node. One controller runs four phases in
+// order, one file each:
+//
+//   - launch: CloudProvider.Create, then status.providerID, capacity, allocatable and the instance's
+//     labels are copied onto the claim (Launched).
+//   - registration: the Node with the claim's provider ID joined; labels, annotations, taints, the owner
+//     reference and the termination finalizer are synced onto it and the karpenter.sh/unregistered taint is
+//     removed (Registered).
+//   - initialization: the Node is Ready, its startup and ephemeral taints are gone and its extended
+//     resources are registered (Initialized).
+//   - liveness: a claim that isn't Launched within LaunchTimeout or Registered within RegistrationTimeout of
+//     its creation is deleted, so that its pods are planned again.
+//
+// The controller adds the karpenter.sh/termination finalizer before any phase runs, then writes the
+// claim's metadata and status once and sets the summary Ready condition (Launched ∧ Registered ∧
+// Initialized). Deleting claims belong to the termination controller.
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/events"
+)
+
+// ProviderIDIndex is the field index on NodeClaim status.providerID that Register adds, used to map a Node
+// to its NodeClaim.
+const ProviderIDIndex = "status.providerID"
+
+// Deps are the controller's dependencies.
+type Deps struct {
+	// Client reads and writes NodeClaims and Nodes. Its scheme must know both (owner references).
+	Client client.Client
+	// CloudProvider launches instances.
+	CloudProvider cloudprovider.CloudProvider
+	// Clock measures the liveness timeouts and stamps condition transitions.
+	Clock clock.Clock
+	// Recorder publishes the lifecycle events.
+	Recorder events.Recorder
+	// Registerer receives the controller's metrics.
+	Registerer prometheus.Registerer
+}
+
+// Controller reconciles the lifecycle of NodeClaims that aren't being deleted.
+type Controller struct {
+	kubeClient client.Client
+	clock      clock.Clock
+
+	launch         *launch
+	registration   *registration
+	initialization *initialization
+	liveness       *liveness
+}
+
+// outcome is what a phase reports besides an error.
+type outcome struct {
+	// requeueAfter asks for another reconcile after this long; zero means no timed requeue.
+	requeueAfter time.Duration
+	// deleted says the phase deleted the NodeClaim, so the phases after it are skipped.
+	deleted bool
+}
+
+// phase is one step of the lifecycle. It reads the NodeClaim, may write other objects (the Node) and
+// changes the in-memory claim; the controller writes the claim afterwards.
+type phase interface {
+	reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (outcome, error)
+}
+
+// NewController returns the lifecycle controller.
+func NewController(deps Deps) *Controller {
+	m := newMetrics(deps.Registerer)
+	return &Controller{
+		kubeClient: deps.Client,
+		clock:      deps.Clock,
+		launch: &launch{kubeClient: deps.Client, cloudProvider: deps.CloudProvider, clock: deps.Clock,
+			recorder: deps.Recorder, metrics: m, cache: newLaunchCache()},
+		registration: &registration{kubeClient: deps.Client, clock: deps.Clock, recorder: deps.Recorder,
+			metrics: m},
+		initialization: &initialization{kubeClient: deps.Client, clock: deps.Clock},
+		liveness:       &liveness{kubeClient: deps.Client, clock: deps.Clock, metrics: m},
+	}
+}
+
+// Name identifies the controller in logs and metrics.
+func (c *Controller) Name() string { return "nodeclaim.lifecycle" }
+
+// Register adds the provider-ID index and the controller to mgr. It watches NodeClaims and the Nodes
+// that belong to them.
+func (c *Controller) Register(ctx context.Context, mgr manager.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1.NodeClaim{}, ProviderIDIndex, providerIDOf); err != nil {
+		return fmt.Errorf("indexing nodeclaims by provider id, %w", err)
+	}
+	err := builder.ControllerManagedBy(mgr).
+		Named(c.Name()).
+		For(&v1.NodeClaim{}).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(c.nodeClaimsForNode)).
+		Complete(c)
+	if err != nil {
+		return fmt.Errorf("building controller %s, %w", c.Name(), err)
+	}
+	return nil
+}
+
+// Reconcile runs the lifecycle phases of one NodeClaim.
+func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	nodeClaim := &v1.NodeClaim{}
+	if err := c.kubeClient.Get(ctx, req.NamespacedName, nodeClaim); err != nil {
+		if apierrors.IsNotFound(err) {
+			c.launch.cache.forgetName(req.Name)
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, fmt.Errorf("getting nodeclaim, %w", err)
+	}
+	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("NodeClaim", klog.KObj(nodeClaim)))
+	// Every NodeClaim is treated as managed for now: the only CloudProvider manages every nodeClassRef
+	// group/kind. Once providers can coexist, filter on nodeClassRef here and in a watch predicate.
+	if !nodeClaim.DeletionTimestamp.IsZero() {
+		c.launch.cache.forget(nodeClaim.UID)
+		return reconcile.Result{}, nil
+	}
+	// 1. The finalizer goes on before anything is launched, so that no instance outlives its claim.
+	if err := c.ensureFinalizer(ctx, nodeClaim); err != nil {
+		return reconcile.Result{}, err
+	}
+	stored := nodeClaim.DeepCopy()
+	// 2. Run the phases in order; the shortest requested requeue wins.
+	requeueAfter, deleted, errs := c.runPhases(ctx, nodeClaim)
+	// 3. Write the claim once, even when a phase failed, so that its conditions say why. A claim deleted
+	// just now is left alone: the deletion changed it, and the termination controller owns it from here.
+	if !deleted {
+		setReady(nodeClaim, c.clock.Now())
+		if err := c.write(ctx, stored, nodeClaim); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{RequeueAfter: requeueAfter}, nil
+}
+
+// runPhases runs launch, registration, initialization and liveness, stopping after a phase that deleted
+// the claim. It returns the shortest requeue any phase asked for, whether the claim was deleted and every
+// phase's error.
+func (c *Controller) runPhases(ctx context.Context, nodeClaim *v1.NodeClaim) (time.Duration, bool, []error) {
+	var requeueAfter time.Duration
+	var errs []error
+	for _, p := range []phase{c.launch, c.registration, c.initialization, c.liveness} {
+		out, err := p.reconcile(ctx, nodeClaim)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if out.deleted {
+			return 0, true, errs
+		}
+		if out.requeueAfter > 0 && (requeueAfter == 0 || out.requeueAfter < requeueAfter) {
+			requeueAfter = out.requeueAfter
+		}
+	}
+	return requeueAfter, false, errs
+}
+
+// ensureFinalizer adds the termination finalizer; the patch updates nodeClaim in place.
+func (c *Controller) ensureFinalizer(ctx context.Context, nodeClaim *v1.NodeClaim) error {
+	if controllerutil.ContainsFinalizer(nodeClaim, v1.TerminationFinalizer) {
+		return nil
+	}
+	stored := nodeClaim.DeepCopy()
+	controllerutil.AddFinalizer(nodeClaim, v1.TerminationFinalizer)
+	// The lock keeps a concurrent writer's finalizers: a merge patch replaces the whole list.
+	if err := c.kubeClient.Patch(ctx, nodeClaim, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("adding finalizer to nodeclaim, %w", err)
+	}
+	return nil
+}
+
+// write patches the claim's labels and annotations, then its status, each only when it changed. Metadata
+// goes first: when the status write fails, the next reconcile reuses the cached launch and rewrites both,
+// while a lost metadata write after a successful status write would never be repaired.
+func (c *Controller) write(ctx context.Context, stored, nodeClaim *v1.NodeClaim) error {
+	base := stored
+	if !equality.Semantic.DeepEqual(stored.Labels, nodeClaim.Labels) ||
+		!equality.Semantic.DeepEqual(stored.Annotations, nodeClaim.Annotations) {
+		patched := stored.DeepCopy()
+		patched.Labels, patched.Annotations = nodeClaim.Labels, nodeClaim.Annotations
+		if err := c.kubeClient.Patch(ctx, patched, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return fmt.Errorf("patching nodeclaim metadata, %w", err)
+		}
+		// Our own write is the only change since stored (the lock held), so the status write may build on it.
+		base = stored.DeepCopy()
+		base.ResourceVersion = patched.ResourceVersion
+		base.Labels, base.Annotations = patched.Labels, patched.Annotations
+	}
+	if equality.Semantic.DeepEqual(stored.Status, nodeClaim.Status) {
+		return nil
+	}
+	patched := base.DeepCopy()
+	patched.Status = nodeClaim.Status
+	// The lock keeps conditions other controllers set: a merge patch replaces the whole conditions list.
+	if err := c.kubeClient.Status().Patch(ctx, patched, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("patching nodeclaim status, %w", err)
+	}
+	return nil
+}
+
+// nodeClaimsForNode maps a Node to the NodeClaim with its provider ID, through the index Register adds.
+func (c *Controller) nodeClaimsForNode(ctx context.Context, o client.Object) []reconcile.Request {
+	node, ok := o.(*corev1.Node)
+	if !ok || node.Spec.ProviderID == "" {
+		return nil
+	}
+	list := &v1.NodeClaimList{}
+	if err := c.kubeClient.List(ctx, list, client.MatchingFields{ProviderIDIndex: node.Spec.ProviderID}); err != nil {
+		log.FromContext(ctx).Error(err, "failed listing nodeclaims for node", "Node", klog.KObj(node))
+		return nil
+	}
+	requests := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return requests
+}
+
+// providerIDOf is the index function for ProviderIDIndex.
+func providerIDOf(o client.Object) []string {
+	nodeClaim, ok := o.(*v1.NodeClaim)
+	if !ok || nodeClaim.Status.ProviderID == "" {
+		return nil
+	}
+	return []string{nodeClaim.Status.ProviderID}
+}

@@ -1,0 +1,177 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/events"
+)
+
+// Reasons of the Registered condition set by this package.
+const (
+	ReasonNotLaunched        = "NotLaunched"
+	ReasonNodeNotFound       = "NodeNotFound"
+	ReasonMultipleNodesFound = "MultipleNodesFound"
+)
+
+// registration adopts the Node whose provider ID is the claim's once it joins.
+type registration struct {
+	kubeClient client.Client
+	clock      clock.Clock
+	recorder   events.Recorder
+	metrics    *lifecycleMetrics
+}
+
+func (r *registration) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (outcome, error) {
+	if isTrue(nodeClaim, v1.ConditionTypeRegistered) {
+		return outcome{}, nil
+	}
+	now := r.clock.Now()
+	if !isTrue(nodeClaim, v1.ConditionTypeLaunched) {
+		setUnknown(nodeClaim, now, v1.ConditionTypeRegistered, ReasonNotLaunched, "node not launched")
+		return outcome{}, nil
+	}
+	node, err := nodeForNodeClaim(ctx, r.kubeClient, nodeClaim)
+	var duplicate *duplicateNodesError
+	switch {
+	case errors.Is(err, errNodeNotFound):
+		// The Node watch reconciles the claim again when its Node joins.
+		setUnknown(nodeClaim, now, v1.ConditionTypeRegistered, ReasonNodeNotFound, "awaiting node")
+		return outcome{}, nil
+	case errors.As(err, &duplicate):
+		setCondition(nodeClaim, now, v1.ConditionTypeRegistered, metav1.ConditionFalse, ReasonMultipleNodesFound, err.Error())
+		return outcome{}, fmt.Errorf("registering nodeclaim, %w", err)
+	case err != nil:
+		return outcome{}, fmt.Errorf("registering nodeclaim, %w", err)
+	}
+	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("Node", klog.KObj(node)))
+	firstRegistration := node.Labels[v1.NodeRegisteredLabelKey] != "true"
+	if err := r.syncNode(ctx, nodeClaim, node, firstRegistration); err != nil {
+		return outcome{}, err
+	}
+	nodeClaim.Status.NodeName = node.Name
+	setTrue(nodeClaim, now, v1.ConditionTypeRegistered)
+	if firstRegistration {
+		// Counted once: a retry after a failed status write finds the registered label on the Node.
+		r.metrics.nodesCreated.WithLabelValues(nodePoolOf(nodeClaim)).Inc()
+		log.FromContext(ctx).Info("registered nodeclaim")
+	}
+	return outcome{}, nil
+}
+
+// syncNode makes the Node the claim's: the claim's labels and annotations (Node-only ones are kept), its
+// taints (startup taints only at first registration, none when the Node opts out), the owner reference,
+// the termination finalizer and the registered label, without the unregistered taint.
+func (r *registration) syncNode(ctx context.Context, nodeClaim *v1.NodeClaim, node *corev1.Node, firstRegistration bool) error {
+	stored := node.DeepCopy()
+	if firstRegistration && !hasTaint(node.Spec.Taints, v1.UnregisteredNoExecuteTaint) {
+		// Karpenter refuses to register such a Node; Lathe adopts it anyway so providers that don't add the
+		// taint still work, and says so.
+		r.recorder.Publish(UnregisteredTaintMissingEvent(nodeClaim))
+		log.FromContext(ctx).Info("node registered without the unregistered taint", "taint", v1.UnregisteredNoExecuteTaint.ToString())
+	}
+	node.Labels = mergeMaps(node.Labels, nodeClaim.Labels)
+	node.Labels[v1.NodeRegisteredLabelKey] = "true"
+	if len(nodeClaim.Annotations) > 0 {
+		node.Annotations = mergeMaps(node.Annotations, nodeClaim.Annotations)
+	}
+	if node.Labels[v1.NodeDoNotSyncTaintsKey] != "true" {
+		node.Spec.Taints = mergeTaints(node.Spec.Taints, nodeClaim.Spec.Taints)
+		if firstRegistration {
+			node.Spec.Taints = mergeTaints(node.Spec.Taints, nodeClaim.Spec.StartupTaints)
+		}
+	}
+	node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, func(t corev1.Taint) bool {
+		return t.MatchTaint(&v1.UnregisteredNoExecuteTaint)
+	})
+	if err := controllerutil.SetControllerReference(nodeClaim, node, r.kubeClient.Scheme()); err != nil {
+		return fmt.Errorf("setting nodeclaim as owner of node, %w", err)
+	}
+	controllerutil.AddFinalizer(node, v1.TerminationFinalizer)
+	if equality.Semantic.DeepEqual(stored, node) {
+		return nil
+	}
+	// The lock protects the taint and finalizer lists, which a merge patch replaces whole.
+	if err := r.kubeClient.Patch(ctx, node, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("syncing node, %w", err)
+	}
+	return nil
+}
+
+// errNodeNotFound means no Node has the claim's provider ID yet.
+var errNodeNotFound = errors.New("no node with the nodeclaim's provider id")
+
+// duplicateNodesError means several Nodes have the claim's provider ID, which must never happen.
+type duplicateNodesError struct {
+	providerID string
+	names      []string
+}
+
+func (e *duplicateNodesError) Error() string {
+	return fmt.Sprintf("nodes %v all have provider id %q", e.names, e.providerID)
+}
+
+// nodeForNodeClaim returns the one Node whose spec.providerID is the claim's status.providerID. Nodes
+// have no server-side field selector on spec.providerID, so it lists and matches; from the manager's
+// cache that is a scan in memory.
+func nodeForNodeClaim(ctx context.Context, kubeClient client.Client, nodeClaim *v1.NodeClaim) (*corev1.Node, error) {
+	nodes := &corev1.NodeList{}
+	if err := kubeClient.List(ctx, nodes, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing nodes, %w", err)
+	}
+	var found []*corev1.Node
+	for i := range nodes.Items {
+		if nodes.Items[i].Spec.ProviderID == nodeClaim.Status.ProviderID {
+			found = append(found, &nodes.Items[i])
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, errNodeNotFound
+	case 1:
+		return found[0].DeepCopy(), nil
+	}
+	names := make([]string, 0, len(found))
+	for _, n := range found {
+		names = append(names, n.Name)
+	}
+	slices.Sort(names)
+	return nil, &duplicateNodesError{providerID: nodeClaim.Status.ProviderID, names: names}
+}
+
+// hasTaint reports whether taints has one with the key and effect of taint.
+func hasTaint(taints []corev1.Taint, taint corev1.Taint) bool {
+	return slices.ContainsFunc(taints, func(t corev1.Taint) bool { return t.MatchTaint(&taint) })
+}
+
+// mergeTaints adds the taints of add whose key and effect aren't in taints yet.
+func mergeTaints(taints, add []corev1.Taint) []corev1.Taint {
+	for _, t := range add {
+		if !hasTaint(taints, t) {
+			taints = append(taints, t)
+		}
+	}
+	return taints
+}
+
+// mergeMaps returns dst (allocated when nil) with every entry of src copied in.
+func mergeMaps(dst, src map[string]string) map[string]string {
+	if dst == nil {
+		dst = map[string]string{}
+	}
+	maps.Copy(dst, src)
+	return dst
+}

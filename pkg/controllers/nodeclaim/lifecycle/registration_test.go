@@ -1,0 +1,111 @@
+package lifecycle_test
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/lifecycle"
+)
+
+var _ = Describe("Registration", func() {
+	customTaint := corev1.Taint{Key: "example.com/dedicated", Value: "ml", Effect: corev1.TaintEffectNoSchedule}
+	startupTaint := corev1.Taint{Key: "example.com/agent-not-ready", Effect: corev1.TaintEffectNoSchedule}
+	withTaints := func(nc *v1.NodeClaim) {
+		nc.Spec.Taints = []corev1.Taint{customTaint}
+		nc.Spec.StartupTaints = []corev1.Taint{startupTaint}
+		nc.Annotations = map[string]string{"example.com/owner": "team-blue"}
+	}
+
+	It("waits for the node", func() {
+		nc := launched()
+		registered := condition(nc, v1.ConditionTypeRegistered)
+		Expect(registered.Status).To(Equal(metav1.ConditionUnknown))
+		Expect(registered.Reason).To(Equal(lifecycle.ReasonNodeNotFound))
+		Expect(registered.Message).To(Equal("awaiting node"))
+	})
+	It("syncs the claim onto its node and sets Registered", func() {
+		nc := launched(withTaints)
+		node := newNode(nc)
+		expectReconciled(nc)
+
+		nc = get(nc)
+		Expect(condition(nc, v1.ConditionTypeRegistered).Status).To(Equal(metav1.ConditionTrue))
+		Expect(nc.Status.NodeName).To(Equal(node.Name))
+
+		node = getNode(node)
+		Expect(node.Labels).To(HaveKeyWithValue(v1.NodeRegisteredLabelKey, "true"))
+		Expect(node.Labels).To(HaveKeyWithValue(v1.NodePoolLabelKey, "default"))
+		Expect(node.Labels).To(HaveKeyWithValue(v1.LabelInstanceType, "m5.large"))
+		Expect(node.Labels).To(HaveKeyWithValue("kubelet.example.com/own", "kept"))
+		Expect(node.Annotations).To(HaveKeyWithValue("example.com/owner", "team-blue"))
+		// The API server adds node.kubernetes.io/not-ready to new nodes itself.
+		Expect(withoutNotReady(node.Spec.Taints)).To(ConsistOf(customTaint, startupTaint))
+		Expect(node.Finalizers).To(ContainElement(v1.TerminationFinalizer))
+		Expect(node.OwnerReferences).To(HaveLen(1))
+		owner := node.OwnerReferences[0]
+		Expect(owner.Kind).To(Equal("NodeClaim"))
+		Expect(owner.Name).To(Equal(nc.Name))
+		Expect(owner.UID).To(Equal(nc.UID))
+		Expect(owner.Controller).To(HaveValue(BeTrue()))
+		Expect(recorder.WithReason(lifecycle.EventReasonUnregisteredTaintMissing)).To(BeEmpty())
+		Expect(counter("karpenter_nodes_created_total", map[string]string{"nodepool": "default"})).To(Equal(1.0))
+	})
+	It("reconciles a node it finds through the node's provider id only", func() {
+		nc := launched()
+		other := newNode(nc, func(n *corev1.Node) { n.Spec.ProviderID = "fake:///elsewhere/99" })
+		expectReconciled(nc)
+		Expect(condition(get(nc), v1.ConditionTypeRegistered).Status).To(Equal(metav1.ConditionUnknown))
+		Expect(getNode(other).Labels).NotTo(HaveKey(v1.NodeRegisteredLabelKey))
+	})
+	It("publishes UnregisteredTaintMissing when the node never had the taint", func() {
+		nc := launched()
+		node := newNode(nc, func(n *corev1.Node) { n.Spec.Taints = nil })
+		expectReconciled(nc)
+		Expect(recorder.WithReason(lifecycle.EventReasonUnregisteredTaintMissing)).To(HaveLen(1))
+		Expect(condition(get(nc), v1.ConditionTypeRegistered).Status).To(Equal(metav1.ConditionTrue))
+		Expect(getNode(node).Labels).To(HaveKeyWithValue(v1.NodeRegisteredLabelKey, "true"))
+	})
+	It("doesn't sync taints onto a node labeled do-not-sync-taints", func() {
+		nc := launched(withTaints)
+		node := newNode(nc, func(n *corev1.Node) { n.Labels[v1.NodeDoNotSyncTaintsKey] = "true" })
+		expectReconciled(nc)
+		node = getNode(node)
+		Expect(withoutNotReady(node.Spec.Taints)).To(BeEmpty())
+		Expect(node.Labels).To(HaveKeyWithValue(v1.NodeRegisteredLabelKey, "true"))
+	})
+	It("doesn't add startup taints again after the first registration", func() {
+		nc := launched(withTaints)
+		// A retry after a failed claim write: the node was already synced and its startup taint removed.
+		node := newNode(nc, func(n *corev1.Node) {
+			n.Labels[v1.NodeRegisteredLabelKey] = "true"
+			n.Spec.Taints = nil
+		})
+		expectReconciled(nc)
+		Expect(withoutNotReady(getNode(node).Spec.Taints)).To(ConsistOf(customTaint))
+		Expect(counter("karpenter_nodes_created_total", map[string]string{"nodepool": "default"})).To(BeZero())
+	})
+	It("fails when two nodes have the claim's provider id", func() {
+		nc := launched()
+		newNode(nc)
+		newNode(nc)
+		_, err := reconcileNodeClaim(nc)
+		Expect(err).To(MatchError(ContainSubstring("all have provider id")))
+		registered := condition(get(nc), v1.ConditionTypeRegistered)
+		Expect(registered.Status).To(Equal(metav1.ConditionFalse))
+		Expect(registered.Reason).To(Equal(lifecycle.ReasonMultipleNodesFound))
+	})
+})
+
+// withoutNotReady drops the not-ready taint the API server puts on new nodes.
+func withoutNotReady(taints []corev1.Taint) []corev1.Taint {
+	var out []corev1.Taint
+	for _, t := range taints {
+		if t.Key != corev1.TaintNodeNotReady {
+			out = append(out, t)
+		}
+	}
+	return out
+}
