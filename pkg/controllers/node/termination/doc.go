@@ -1,0 +1,29 @@
+// Package termination finalizes Nodes that Lathe manages: it runs when a Node carrying the
+// karpenter.sh/termination finalizer is deleted, whether by `kubectl delete node`, by the NodeClaim
+// termination controller, or by disruption.
+//
+// # Flow
+//
+// Each pass of Reconcile goes through these steps and stops at the first one that has to wait:
+//
+//  1. Delete the Node's NodeClaim, so that the claim never outlives its Node.
+//  2. Work out the termination deadline (deletion start + the NodeClaim's terminationGracePeriod) and record
+//     it in the NodeClaim's karpenter.sh/nodeclaim-termination-timestamp annotation.
+//  3. Taint the Node karpenter.sh/disrupted:NoSchedule so nothing new lands on it.
+//  4. If the instance is already gone, skip straight to step 8.
+//  5. Drain: evict pods through the Eviction API (PodDisruptionBudgets apply), non-critical pods before
+//     system-critical ones. DaemonSet pods, mirror pods, pods tolerating the disrupted taint and terminal
+//     pods stay. Pods annotated karpenter.sh/do-not-disrupt wait for the deadline. Before the deadline a
+//     pod is deleted (not evicted) at deadline − its terminationGracePeriodSeconds, so that it finishes in
+//     time; at the deadline every remaining pod is deleted. Sets the NodeClaim condition Drained.
+//  6. Wait until no VolumeAttachment refers to the Node (not after the deadline). Sets VolumesDetached.
+//  7. Call CloudProvider.Delete until it reports the instance gone. Sets InstanceTerminating.
+//  8. Remove the finalizer.
+//
+// Every wait is a RequeueAfter measured on the injected clock; nothing sleeps.
+//
+// # Indexes
+//
+// Register indexes Pods by spec.nodeName (PodNodeNameField) in the manager's cache, because the drain
+// lists the pods bound to one node.
+package termination

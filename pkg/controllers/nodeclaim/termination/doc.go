@@ -1,0 +1,14 @@
+// Package termination finalizes deleted NodeClaims: it runs when a NodeClaim carrying the
+// karpenter.sh/termination finalizer is deleted, whether by `kubectl delete nodeclaim`, by disruption, or by
+// the Node termination controller after `kubectl delete node`.
+//
+// # Flow
+//
+//  1. Record the termination deadline (deletion timestamp + spec.terminationGracePeriod) in the
+//     karpenter.sh/nodeclaim-termination-timestamp annotation, when the claim has a grace period.
+//  2. Delete the claim's Node(s), found by status.providerID (or status.nodeName), and wait until they are
+//     gone: the Node termination controller drains them and terminates the instance.
+//  3. Call CloudProvider.Delete until it reports the instance gone (a claim that never launched has no
+//     provider ID and nothing to terminate). Sets the InstanceTerminating condition meanwhile.
+//  4. Remove the finalizer.
+package termination
