@@ -12,6 +12,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	nodetermination "github.com/lathe-autoscaler/lathe/pkg/controllers/node/termination"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/lifecycle"
+	nodeclaimtermination "github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/termination"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
 	"github.com/lathe-autoscaler/lathe/pkg/events"
 	"github.com/lathe-autoscaler/lathe/pkg/operator/options"
@@ -56,6 +59,9 @@ func Register(ctx context.Context, deps Deps) error {
 	})
 	all := append(providerControllers,
 		provisioning.NewPodController(mgr.GetClient(), provisioner),
+		lifecycle.NewController(lifecycle.Deps{Client: mgr.GetClient(), CloudProvider: cloud, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
+		nodeclaimtermination.NewController(nodeclaimtermination.Deps{Client: mgr.GetClient(), CloudProvider: cloud, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
+		nodetermination.NewController(nodetermination.Deps{Client: mgr.GetClient(), CloudProvider: cloud, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
 	)
 	for _, c := range all {
 		if err := c.Register(ctx, mgr); err != nil {
