@@ -1,0 +1,30 @@
+// Package state is Lathe's in-memory view of the cluster: the nodes and NodeClaims it manages, the pods bound
+// to them, the daemonsets whose pods every new node must hold, the PodDisruptionBudgets, and the nodes marked
+// for deletion. Decision loops (provisioning, disruption, the NodePool counter) read it instead of listing
+// the API server on every pass.
+//
+// # Stores
+//
+// The view is split by concern, each store behind its own lock:
+//
+//   - NodeStore: Nodes and NodeClaims, joined by provider ID. A NodeClaim whose Node has not joined yet is
+//     "in flight"; a Node without a NodeClaim is an unmanaged node.
+//   - PodStore: the pods bound to each node, with their summed requests and host ports.
+//   - DaemonSetStore and PDBStore: DaemonSets and PodDisruptionBudgets by namespace/name.
+//   - DeletionMarks: provider IDs a disruption or termination loop has claimed for deletion.
+//
+// The stores are fed by the thin controllers in pkg/state/informer, one per kind. Every change that matters
+// to scheduling bumps a shared monotonic Stamp, so a loop can skip a pass when nothing has moved.
+//
+// # Reading
+//
+// Cluster ties the stores together. Cluster.Synced reports whether the stores hold everything the API server
+// (through the manager's cache) has; loops must not decide until it does. Cluster.Snapshot returns deep-copied
+// values that the scheduling simulator may read (and even modify) without affecting the stores:
+//
+//	if !cluster.Synced(ctx) {
+//		return reconcile.Result{RequeueAfter: time.Second}, nil
+//	}
+//	snap := cluster.Snapshot()
+//	for _, n := range snap.Nodes { ... }
+package state

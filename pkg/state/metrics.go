@@ -1,0 +1,33 @@
+package state
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lathe-autoscaler/lathe/pkg/metrics"
+)
+
+const subsystem = "cluster_state"
+
+// clusterMetrics are the cluster-state gauges, updated each time Synced is asked.
+type clusterMetrics struct {
+	synced       prometheus.Gauge
+	nodeCount    prometheus.Gauge
+	unsyncedTime prometheus.Gauge
+}
+
+func newClusterMetrics(reg prometheus.Registerer) *clusterMetrics {
+	return &clusterMetrics{
+		synced: metrics.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "synced",
+			Help: "Whether the cluster state is synced with the API server: 1 if synced, 0 if not.",
+		})),
+		nodeCount: metrics.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "node_count",
+			Help: "Number of Nodes in the cluster state.",
+		})),
+		unsyncedTime: metrics.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "unsynced_time_seconds",
+			Help: "Seconds the cluster state has been unsynced; 0 when synced.",
+		})),
+	}
+}

@@ -1,0 +1,41 @@
+package state_test
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/lathe-autoscaler/lathe/pkg/test/environment"
+)
+
+// env is the API server the specs run against; it is started once because starting it costs seconds.
+var env *environment.Environment
+
+func TestState(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "State")
+}
+
+var _ = BeforeSuite(func() {
+	var err error
+	env, err = environment.Start()
+	Expect(err).NotTo(HaveOccurred())
+})
+
+var _ = AfterSuite(func() {
+	if env != nil {
+		Expect(env.Stop()).To(Succeed())
+	}
+})
+
+// cleanUp deletes every object the specs create, so each spec's Synced check sees only its own objects.
+func cleanUp(ctx context.Context) {
+	// The API server never sees a kubelet here, so bound pods are deleted at once rather than gracefully.
+	Expect(env.Client.DeleteAllOf(ctx, podObject(), inDefault(), zeroGrace())).To(Succeed())
+	Expect(env.Client.DeleteAllOf(ctx, daemonSetObject(), inDefault())).To(Succeed())
+	Expect(env.Client.DeleteAllOf(ctx, pdbObject(), inDefault())).To(Succeed())
+	Expect(env.Client.DeleteAllOf(ctx, nodeClaimObject())).To(Succeed())
+	Expect(env.Client.DeleteAllOf(ctx, nodeObject())).To(Succeed())
+}
