@@ -13,6 +13,9 @@ import (
 
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	nodetermination "github.com/lathe-autoscaler/lathe/pkg/controllers/node/termination"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodepool/counter"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodepool/hash"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodepool/readiness"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/lifecycle"
 	nodeclaimtermination "github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/termination"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
@@ -21,6 +24,8 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/providers/sim"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
+	"github.com/lathe-autoscaler/lathe/pkg/state"
+	"github.com/lathe-autoscaler/lathe/pkg/state/informer"
 )
 
 // Deps are what the controllers are built from.
@@ -57,11 +62,19 @@ func Register(ctx context.Context, deps Deps) error {
 			MinValuesPolicy:  scheduling.MinValuesPolicy(deps.Options.MinValuesPolicy),
 		},
 	})
-	all := append(providerControllers,
+	cluster := state.NewCluster(state.Deps{Reader: mgr.GetClient(), Clock: deps.Clock, Registerer: deps.Registry})
+	all := providerControllers
+	for _, c := range informer.NewControllers(mgr.GetClient(), cluster) {
+		all = append(all, c)
+	}
+	all = append(all,
 		provisioning.NewPodController(mgr.GetClient(), provisioner),
 		lifecycle.NewController(lifecycle.Deps{Client: mgr.GetClient(), CloudProvider: cloud, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
 		nodeclaimtermination.NewController(nodeclaimtermination.Deps{Client: mgr.GetClient(), CloudProvider: cloud, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
 		nodetermination.NewController(nodetermination.Deps{Client: mgr.GetClient(), CloudProvider: cloud, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
+		counter.NewController(counter.Deps{Client: mgr.GetClient(), Registerer: deps.Registry}),
+		readiness.NewController(readiness.Deps{Client: mgr.GetClient(), Clock: deps.Clock}),
+		hash.NewController(hash.Deps{Client: mgr.GetClient()}),
 	)
 	for _, c := range all {
 		if err := c.Register(ctx, mgr); err != nil {

@@ -133,6 +133,9 @@ func (l *layout) controllerManager() component {
 			"--cluster-signing-key-file=" + l.pki.caKeyFile,
 			"--controllers=*",
 			"--profiling=false",
+			// The default 20 QPS makes a 1,000-replica Deployment take a minute just to create its pods.
+			"--kube-api-qps=500",
+			"--kube-api-burst=1000",
 		}},
 		readyURL: "https://" + hostPort(l.controllerManagerPort) + "/healthz",
 	}
@@ -151,6 +154,9 @@ func (l *layout) scheduler() component {
 			"--tls-private-key-file=" + l.schedulerServing.keyFile,
 			"--leader-elect=false",
 			"--profiling=false",
+			// The default 50 QPS caps binding at 50 pods a second.
+			"--kube-api-qps=500",
+			"--kube-api-burst=1000",
 		}},
 		// readyz includes the check that the scheduler's informers have synced.
 		readyURL: "https://" + hostPort(l.schedulerPort) + "/readyz",

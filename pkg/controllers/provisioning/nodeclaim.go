@@ -1,19 +1,21 @@
 package provisioning
 
 import (
+	"fmt"
 	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodepool/hash"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
 )
 
 // NewNodeClaim builds the NodeClaim object for a planned claim of the pool: named <nodepool>-<suffix> by the
 // API server, owned by the pool, carrying the pool template's metadata, taints, node class and timeouts, the
 // plan's narrowed requirements (which name the instance types that fit) and the resources its pods request.
-func NewNodeClaim(pool *v1.NodePool, plan solver.NodeClaimPlan) *v1.NodeClaim {
+func NewNodeClaim(pool *v1.NodePool, plan solver.NodeClaimPlan) (*v1.NodeClaim, error) {
 	tmpl := pool.Spec.Template
 	labels := maps.Clone(tmpl.Labels)
 	if labels == nil {
@@ -34,6 +36,12 @@ func NewNodeClaim(pool *v1.NodePool, plan solver.NodeClaimPlan) *v1.NodeClaim {
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
+	templateHash, err := hash.Template(pool)
+	if err != nil {
+		return nil, fmt.Errorf("hashing the template of nodepool %s, %w", pool.Name, err)
+	}
+	annotations[v1.NodePoolHashAnnotationKey] = templateHash
+	annotations[v1.NodePoolHashVersionAnnotationKey] = hash.Version
 	if plan.MinValuesRelaxed {
 		annotations[v1.NodeClaimMinValuesRelaxedAnnotationKey] = "true"
 	}
@@ -59,7 +67,7 @@ func NewNodeClaim(pool *v1.NodePool, plan solver.NodeClaimPlan) *v1.NodeClaim {
 			TerminationGracePeriod: tmpl.Spec.TerminationGracePeriod,
 			ExpireAfter:            tmpl.Spec.ExpireAfter,
 		},
-	}
+	}, nil
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -34,7 +34,10 @@ func TestNewNodeClaim(t *testing.T) {
 		Requests:         corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m")},
 		MinValuesRelaxed: true,
 	}
-	nc := provisioning.NewNodeClaim(pool, plan)
+	nc, err := provisioning.NewNodeClaim(pool, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if nc.GenerateName != "default-" {
 		t.Errorf("generateName = %q", nc.GenerateName)
 	}
@@ -47,7 +50,8 @@ func TestNewNodeClaim(t *testing.T) {
 	if _, ok := nc.Labels[v1.LabelInstanceType]; ok {
 		t.Error("multi-valued requirement became a label")
 	}
-	if nc.Annotations["note"] != "x" || nc.Annotations[v1.NodeClaimMinValuesRelaxedAnnotationKey] != "true" {
+	if nc.Annotations["note"] != "x" || nc.Annotations[v1.NodeClaimMinValuesRelaxedAnnotationKey] != "true" ||
+		nc.Annotations[v1.NodePoolHashAnnotationKey] == "" || nc.Annotations[v1.NodePoolHashVersionAnnotationKey] != "v3" {
 		t.Errorf("annotations = %v", nc.Annotations)
 	}
 	if len(nc.Spec.Requirements) != 2 {

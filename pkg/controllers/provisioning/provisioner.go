@@ -109,7 +109,11 @@ func (p *Provisioner) createNodeClaims(ctx context.Context, in solver.Input, pla
 	created := map[string]string{}
 	var errs []error
 	for _, planned := range plan.NodeClaims {
-		claim := NewNodeClaim(pools[planned.NodePool], planned)
+		claim, err := NewNodeClaim(pools[planned.NodePool], planned)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		if err := p.deps.Client.Create(ctx, claim); err != nil {
 			errs = append(errs, fmt.Errorf("creating nodeclaim for nodepool %s, %w", planned.NodePool, err))
 			continue
