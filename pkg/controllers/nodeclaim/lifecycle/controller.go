@@ -29,6 +29,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -112,6 +113,8 @@ func (c *Controller) Register(ctx context.Context, mgr manager.Manager) error {
 		Named(c.Name()).
 		For(&v1.NodeClaim{}).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(c.nodeClaimsForNode)).
+		// Each launch waits on the cloud provider; one worker would launch a burst of claims one at a time.
+		WithOptions(controller.Options{MaxConcurrentReconciles: 100}).
 		Complete(c)
 	if err != nil {
 		return fmt.Errorf("building controller %s, %w", c.Name(), err)
