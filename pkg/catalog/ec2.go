@@ -1,0 +1,252 @@
+package catalog
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	awsv1 "github.com/lathe-autoscaler/lathe/pkg/providers/aws/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
+)
+
+//go:embed data/ec2-instance-types.json
+var ec2InstanceTypesJSON []byte
+
+//go:embed data/ec2-prices.json
+var ec2PricesJSON []byte
+
+// EC2Options chooses what the EC2 catalog offers.
+type EC2Options struct {
+	// Region whose on-demand prices are used. Default us-east-1.
+	Region string
+	// Zones every type is offered in. Default us-east-1a, us-east-1b, us-east-1c. The data has no zones:
+	// this is a simulation assumption.
+	Zones []string
+	// CapacityTypes to offer. Default on-demand and spot.
+	CapacityTypes []string
+	// SpotPriceFraction prices spot as this fraction of on-demand. Default 0.35. The data has no spot
+	// prices: this is a simulation assumption, not an AWS fact.
+	SpotPriceFraction float64
+	// Categories keeps only these instance categories (for example "c", "m", "r"). Empty keeps all.
+	Categories []string
+}
+
+func (o EC2Options) withDefaults() EC2Options {
+	if o.Region == "" {
+		o.Region = "us-east-1"
+	}
+	if len(o.Zones) == 0 {
+		o.Zones = []string{"us-east-1a", "us-east-1b", "us-east-1c"}
+	}
+	if len(o.CapacityTypes) == 0 {
+		o.CapacityTypes = []string{v1.CapacityTypeOnDemand, v1.CapacityTypeSpot}
+	}
+	if o.SpotPriceFraction == 0 {
+		o.SpotPriceFraction = 0.35
+	}
+	return o
+}
+
+// ec2Record is one line of ec2-instance-types.json.
+type ec2Record struct {
+	Name                 string  `json:"name"`
+	Family               string  `json:"family"`
+	Category             string  `json:"category"`
+	Generation           int     `json:"generation"`
+	Size                 string  `json:"size"`
+	VCPU                 int64   `json:"vcpu"`
+	MemoryMiB            int64   `json:"memory_mib"`
+	Architecture         string  `json:"architecture"`
+	CPUManufacturer      string  `json:"cpu_manufacturer"`
+	CPUSustainedClockMHz float64 `json:"cpu_sustained_clock_mhz"`
+	Hypervisor           *string `json:"hypervisor"`
+	Flex                 bool    `json:"flex"`
+	GPU                  *struct {
+		Count           int64  `json:"count"`
+		Name            string `json:"name"`
+		Manufacturer    string `json:"manufacturer"`
+		MemoryMiBPerGPU int64  `json:"memory_mib_per_gpu"`
+	} `json:"gpu"`
+	Accelerator *struct {
+		Count        int64  `json:"count"`
+		Name         string `json:"name"`
+		Manufacturer string `json:"manufacturer"`
+	} `json:"accelerator"`
+	LocalNVMeGiB         *int64 `json:"local_nvme_gib"`
+	NetworkBandwidthMbps *int64 `json:"network_bandwidth_mbps"`
+	EBSBandwidthMbps     *int64 `json:"ebs_bandwidth_mbps"`
+	EncryptionInTransit  bool   `json:"encryption_in_transit"`
+	MaxPods              int64  `json:"max_pods"`
+	Allocatable          struct {
+		CPUMillicores       int64 `json:"cpu_millicores"`
+		MemoryMiB           int64 `json:"memory_mib"`
+		EphemeralStorageGiB int64 `json:"ephemeral_storage_gib"`
+		Pods                int64 `json:"pods"`
+	} `json:"allocatable"`
+	ExtendedResources map[string]int64 `json:"extended_resources"`
+}
+
+// ec2RootVolumeGiB is the default root volume Karpenter assumes (AL2023, no blockDeviceMappings); the data's
+// allocatable ephemeral storage is what is left after the eviction threshold.
+const ec2RootVolumeGiB = 20
+
+// EC2 returns the embedded EC2 catalog, sorted by name. Each type's allocatable equals the data's
+// allocatable field: capacity is the raw vCPUs, MiB, max pods and a 20 GiB root volume, and the difference
+// is reported as kube-reserved (cpu, memory) and eviction threshold (ephemeral storage).
+func EC2(opts EC2Options) (cloudprovider.InstanceTypes, error) {
+	opts = opts.withDefaults()
+	var types struct {
+		InstanceTypes []ec2Record `json:"instance_types"`
+	}
+	if err := json.Unmarshal(ec2InstanceTypesJSON, &types); err != nil {
+		return nil, fmt.Errorf("decoding embedded instance types, %w", err)
+	}
+	var prices struct {
+		Regions map[string]struct {
+			OnDemandHourly map[string]float64 `json:"on_demand_hourly"`
+		} `json:"regions"`
+	}
+	if err := json.Unmarshal(ec2PricesJSON, &prices); err != nil {
+		return nil, fmt.Errorf("decoding embedded prices, %w", err)
+	}
+	region, ok := prices.Regions[opts.Region]
+	if !ok {
+		return nil, fmt.Errorf("no prices for region %q", opts.Region)
+	}
+	var out cloudprovider.InstanceTypes
+	for _, rec := range types.InstanceTypes {
+		if len(opts.Categories) > 0 && !slices.Contains(opts.Categories, rec.Category) {
+			continue
+		}
+		out = append(out, ec2InstanceType(rec, region.OnDemandHourly, opts))
+	}
+	slices.SortFunc(out, func(a, b *cloudprovider.InstanceType) int { return compareStrings(a.Name, b.Name) })
+	return out, nil
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func ec2InstanceType(rec ec2Record, onDemand map[string]float64, opts EC2Options) *cloudprovider.InstanceType {
+	var offerings cloudprovider.Offerings
+	if price, ok := onDemand[rec.Name]; ok {
+		for _, zone := range opts.Zones {
+			for _, ct := range opts.CapacityTypes {
+				p := price
+				if ct == v1.CapacityTypeSpot {
+					p = price * opts.SpotPriceFraction
+				}
+				offerings = append(offerings, cloudprovider.Offering{Zone: zone, CapacityType: ct, Price: p, Available: true})
+			}
+		}
+	}
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:              *resource.NewQuantity(rec.VCPU, resource.DecimalSI),
+		corev1.ResourceMemory:           *resource.NewQuantity(rec.MemoryMiB*mebibyte, resource.BinarySI),
+		corev1.ResourcePods:             *resource.NewQuantity(rec.MaxPods, resource.DecimalSI),
+		corev1.ResourceEphemeralStorage: *resource.NewQuantity(ec2RootVolumeGiB*gibibyte, resource.BinarySI),
+	}
+	for name, n := range rec.ExtendedResources {
+		capacity[corev1.ResourceName(name)] = *resource.NewQuantity(n, resource.DecimalSI)
+	}
+	overhead := cloudprovider.InstanceTypeOverhead{
+		KubeReserved: corev1.ResourceList{
+			corev1.ResourceCPU:    *resource.NewMilliQuantity(rec.VCPU*1000-rec.Allocatable.CPUMillicores, resource.DecimalSI),
+			corev1.ResourceMemory: *resource.NewQuantity((rec.MemoryMiB-rec.Allocatable.MemoryMiB)*mebibyte, resource.BinarySI),
+		},
+		EvictionThreshold: corev1.ResourceList{
+			corev1.ResourceEphemeralStorage: *resource.NewQuantity((ec2RootVolumeGiB-rec.Allocatable.EphemeralStorageGiB)*gibibyte, resource.BinarySI),
+		},
+	}
+	if rec.Allocatable.Pods != rec.MaxPods {
+		overhead.KubeReserved[corev1.ResourcePods] = *resource.NewQuantity(rec.MaxPods-rec.Allocatable.Pods, resource.DecimalSI)
+	}
+	return &cloudprovider.InstanceType{
+		Name:         rec.Name,
+		Requirements: withOfferingRequirements(scheduling.FromLabels(ec2Labels(rec, opts.Region)), offerings),
+		Offerings:    offerings,
+		Capacity:     capacity,
+		Overhead:     overhead,
+	}
+}
+
+const (
+	mebibyte = 1 << 20
+	gibibyte = 1 << 30
+)
+
+// ec2Labels returns every label the record supports, under Karpenter's names and value formats.
+func ec2Labels(rec ec2Record, region string) map[string]string {
+	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
+	labels := map[string]string{
+		v1.LabelInstanceType:                            rec.Name,
+		v1.LabelArch:                                    rec.Architecture,
+		v1.LabelOS:                                      "linux",
+		v1.LabelTopologyRegion:                          region,
+		awsv1.LabelInstanceCategory:                     rec.Category,
+		awsv1.LabelInstanceFamily:                       rec.Family,
+		awsv1.LabelInstanceGeneration:                   strconv.Itoa(rec.Generation),
+		awsv1.LabelInstanceSize:                         rec.Size,
+		awsv1.LabelInstanceCPU:                          itoa(rec.VCPU),
+		awsv1.LabelInstanceMemory:                       itoa(rec.MemoryMiB),
+		awsv1.LabelInstanceEncryptionInTransitSupported: strconv.FormatBool(rec.EncryptionInTransit),
+		awsv1.LabelInstanceCapabilityFlex:               strconv.FormatBool(rec.Flex),
+		awsv1.LabelInstanceTenancy:                      "default",
+	}
+	if rec.CPUManufacturer != "" {
+		labels[awsv1.LabelInstanceCPUManufacturer] = rec.CPUManufacturer
+	}
+	if rec.CPUSustainedClockMHz > 0 {
+		labels[awsv1.LabelInstanceCPUSustainedClockSpeedMhz] = strconv.FormatFloat(rec.CPUSustainedClockMHz, 'f', -1, 64)
+	}
+	if rec.Hypervisor != nil && *rec.Hypervisor != "" {
+		labels[awsv1.LabelInstanceHypervisor] = *rec.Hypervisor
+	}
+	if rec.NetworkBandwidthMbps != nil {
+		labels[awsv1.LabelInstanceNetworkBandwidth] = itoa(*rec.NetworkBandwidthMbps)
+	}
+	if rec.EBSBandwidthMbps != nil {
+		labels[awsv1.LabelInstanceEBSBandwidth] = itoa(*rec.EBSBandwidthMbps)
+	}
+	if rec.LocalNVMeGiB != nil {
+		labels[awsv1.LabelInstanceLocalNVME] = itoa(*rec.LocalNVMeGiB)
+	}
+	if g := rec.GPU; g != nil {
+		labels[awsv1.LabelInstanceGPUName] = g.Name
+		labels[awsv1.LabelInstanceGPUManufacturer] = g.Manufacturer
+		labels[awsv1.LabelInstanceGPUCount] = itoa(g.Count)
+		labels[awsv1.LabelInstanceGPUMemory] = itoa(g.MemoryMiBPerGPU)
+	}
+	if a := rec.Accelerator; a != nil {
+		labels[awsv1.LabelInstanceAcceleratorName] = a.Name
+		labels[awsv1.LabelInstanceAcceleratorManufacturer] = a.Manufacturer
+		labels[awsv1.LabelInstanceAcceleratorCount] = itoa(a.Count)
+	}
+	return labels
+}
+
+// withOfferingRequirements adds zone and capacity-type requirements listing what the offerings cover.
+func withOfferingRequirements(reqs scheduling.Requirements, offerings cloudprovider.Offerings) scheduling.Requirements {
+	var zones, capacityTypes []string
+	for _, o := range offerings {
+		zones = append(zones, o.Zone)
+		capacityTypes = append(capacityTypes, o.CapacityType)
+	}
+	reqs.Add(scheduling.MustRequirement(v1.LabelTopologyZone, corev1.NodeSelectorOpIn, zones...))
+	reqs.Add(scheduling.MustRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, capacityTypes...))
+	return reqs
+}

@@ -1,0 +1,188 @@
+package cloudprovider
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
+)
+
+// InstanceType is one launchable shape: its labels (as requirements, e.g. arch In [amd64], zone In [the
+// zones it is offered in]), what it offers for sale, and its resources.
+type InstanceType struct {
+	Name         string
+	Requirements scheduling.Requirements
+	Offerings    Offerings
+	// Capacity is what the machine has (cpu, memory, pods, ephemeral-storage, extended resources).
+	Capacity corev1.ResourceList
+	Overhead InstanceTypeOverhead
+}
+
+// InstanceTypeOverhead is what the node itself keeps back from pods.
+type InstanceTypeOverhead struct {
+	KubeReserved      corev1.ResourceList
+	SystemReserved    corev1.ResourceList
+	EvictionThreshold corev1.ResourceList
+}
+
+// Total is the sum of every overhead component.
+func (o InstanceTypeOverhead) Total() corev1.ResourceList {
+	total := corev1.ResourceList{}
+	for _, list := range []corev1.ResourceList{o.KubeReserved, o.SystemReserved, o.EvictionThreshold} {
+		for name, q := range list {
+			sum := total[name]
+			sum.Add(q)
+			total[name] = sum
+		}
+	}
+	return total
+}
+
+// Allocatable is capacity minus overhead, floored at zero for each resource.
+func (it *InstanceType) Allocatable() corev1.ResourceList {
+	out := corev1.ResourceList{}
+	overhead := it.Overhead.Total()
+	for name, q := range it.Capacity {
+		left := q.DeepCopy()
+		if o, ok := overhead[name]; ok {
+			left.Sub(o)
+		}
+		if left.Sign() < 0 {
+			left.Set(0)
+		}
+		out[name] = left
+	}
+	return out
+}
+
+// InstanceTypes is a list of instance types with chainable helpers.
+type InstanceTypes []*InstanceType
+
+// Compatible returns the instance types whose labels and available offerings allow the requirements.
+func (its InstanceTypes) Compatible(requirements scheduling.Requirements) InstanceTypes {
+	var out InstanceTypes
+	for _, it := range its {
+		if it.Requirements.Intersects(requirements) == nil && len(it.Offerings.Available().Compatible(requirements)) > 0 {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// OrderByPrice returns a copy sorted by the cheapest available offering the requirements allow, then by
+// name. Types with no such offering go last.
+func (its InstanceTypes) OrderByPrice(requirements scheduling.Requirements) InstanceTypes {
+	type priced struct {
+		it    *InstanceType
+		price float64
+	}
+	list := make([]priced, len(its))
+	for i, it := range its {
+		list[i] = priced{it, it.Offerings.Available().Compatible(requirements).CheapestPrice()}
+	}
+	slices.SortStableFunc(list, func(a, b priced) int {
+		return cmp.Or(cmp.Compare(a.price, b.price), cmp.Compare(a.it.Name, b.it.Name))
+	})
+	out := make(InstanceTypes, len(list))
+	for i := range list {
+		out[i] = list[i].it
+	}
+	return out
+}
+
+// Truncate returns at most n instance types, keeping the order.
+func (its InstanceTypes) Truncate(n int) InstanceTypes {
+	if len(its) <= n {
+		return its
+	}
+	return its[:n]
+}
+
+// Offering is one way to buy an instance type: a zone and capacity type at a price.
+type Offering struct {
+	Zone         string
+	CapacityType string
+	// Price is per hour, in the catalog's currency (USD for EC2).
+	Price float64
+	// Available is false when the offering recently failed with insufficient capacity.
+	Available bool
+	// ReservationID names the capacity reservation for reserved offerings.
+	ReservationID string
+}
+
+// Offerings is a list of offerings with chainable helpers.
+type Offerings []Offering
+
+// Available returns the offerings with capacity.
+func (ofs Offerings) Available() Offerings {
+	var out Offerings
+	for _, o := range ofs {
+		if o.Available {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// Compatible returns the offerings whose zone and capacity type the requirements allow.
+func (ofs Offerings) Compatible(requirements scheduling.Requirements) Offerings {
+	var out Offerings
+	for _, o := range ofs {
+		if o.IsCompatible(requirements) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// IsCompatible reports whether the requirements allow the offering's zone and capacity type.
+func (o Offering) IsCompatible(requirements scheduling.Requirements) bool {
+	if r, ok := requirements[v1.LabelTopologyZone]; ok && !r.Has(o.Zone) {
+		return false
+	}
+	if r, ok := requirements[v1.CapacityTypeLabelKey]; ok && !r.Has(o.CapacityType) {
+		return false
+	}
+	return true
+}
+
+// Cheapest returns the lowest-priced offering (ties: zone, then capacity type), and false for an empty list.
+func (ofs Offerings) Cheapest() (Offering, bool) {
+	if len(ofs) == 0 {
+		return Offering{}, false
+	}
+	return slices.MinFunc(ofs, compareOfferings), true
+}
+
+// CheapestPrice is the price of the cheapest offering, or +Inf for an empty list.
+func (ofs Offerings) CheapestPrice() float64 {
+	if o, ok := ofs.Cheapest(); ok {
+		return o.Price
+	}
+	return math.Inf(1)
+}
+
+// OrderByPrice returns a copy sorted by price, then zone, then capacity type.
+func (ofs Offerings) OrderByPrice() Offerings {
+	out := slices.Clone(ofs)
+	slices.SortStableFunc(out, compareOfferings)
+	return out
+}
+
+// Zones returns the distinct zones of the offerings, sorted.
+func (ofs Offerings) Zones() []string {
+	var out []string
+	for _, o := range ofs {
+		out = append(out, o.Zone)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func compareOfferings(a, b Offering) int {
+	return cmp.Or(cmp.Compare(a.Price, b.Price), cmp.Compare(a.Zone, b.Zone), cmp.Compare(a.CapacityType, b.CapacityType))
+}

@@ -1,0 +1,165 @@
+package simulate_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling/simulate"
+)
+
+const manifests = `
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+      - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m, r]}
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: gpu}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      taints: [{key: nvidia.com/gpu, effect: NoSchedule}]
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec: {amiSelectorTerms: [{alias: al2023@latest}], role: KarpenterNodeRole}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: inflate}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: inflate}}
+  template:
+    metadata: {labels: {app: inflate}}
+    spec:
+      containers:
+      - name: app
+        image: pause
+        resources: {requests: {cpu: "1", memory: 1Gi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: picky}
+spec:
+  nodeSelector: {team: blue}
+  containers: [{name: app, image: pause}]
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: logging}
+spec:
+  selector: {matchLabels: {app: logging}}
+  template:
+    metadata: {labels: {app: logging}}
+    spec:
+      containers: [{name: agent, image: agent, resources: {requests: {cpu: 100m, memory: 128Mi}}}]
+`
+
+type result struct {
+	TotalPricePerHour float64 `json:"totalPricePerHour"`
+	LowerBoundPerHour float64 `json:"lowerBoundPerHour"`
+	NodeClaims        []struct {
+		InstanceTypes []string `json:"instanceTypes"`
+		Zone          string   `json:"zone"`
+		CapacityType  string   `json:"capacityType"`
+		PricePerHour  float64  `json:"pricePerHour"`
+		Pods          []string `json:"pods"`
+	} `json:"nodeClaims"`
+	Unschedulable []struct {
+		Pod     string   `json:"pod"`
+		Reasons []string `json:"reasons"`
+	} `json:"unschedulable"`
+}
+
+func run(t *testing.T, stdin string, args ...string) (string, string, error) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := simulate.Run(context.Background(), args, strings.NewReader(stdin), &stdout, &stderr)
+	return stdout.String(), stderr.String(), err
+}
+
+func TestJSON(t *testing.T) {
+	out, stderr, err := run(t, manifests, "-f", "-", "-o", "json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var res result
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	placed := 0
+	for _, nc := range res.NodeClaims {
+		placed += len(nc.Pods)
+		if nc.CapacityType != "on-demand" || !strings.HasPrefix(nc.Zone, "us-east-1") || len(nc.InstanceTypes) == 0 || len(nc.InstanceTypes) > 60 {
+			t.Errorf("claim %+v", nc)
+		}
+	}
+	if placed != 3 || res.TotalPricePerHour <= 0 || res.LowerBoundPerHour <= 0 || res.LowerBoundPerHour > res.TotalPricePerHour {
+		t.Errorf("placed %d, price %v, bound %v", placed, res.TotalPricePerHour, res.LowerBoundPerHour)
+	}
+	if len(res.Unschedulable) != 1 || res.Unschedulable[0].Pod != "default/picky" {
+		t.Fatalf("unschedulable %+v", res.Unschedulable)
+	}
+	reasons := strings.Join(res.Unschedulable[0].Reasons, "\n")
+	for _, want := range []string{`nodepool default: incompatible requirements, label "team" does not have known values`, "nodepool gpu: taint nvidia.com/gpu:NoSchedule not tolerated"} {
+		if !strings.Contains(reasons, want) {
+			t.Errorf("reasons %q lack %q", reasons, want)
+		}
+	}
+}
+
+func TestTableAndCatalogFile(t *testing.T) {
+	dir := t.TempDir()
+	workload := filepath.Join(dir, "workload.yaml")
+	catalogFile := filepath.Join(dir, "catalog.yaml")
+	if err := os.WriteFile(workload, []byte(manifests), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	catalog := `instanceTypes:
+- name: small
+  capacity: {cpu: "4", memory: 8Gi, pods: "20"}
+  labels: {kubernetes.io/arch: amd64, kubernetes.io/os: linux, karpenter.k8s.aws/instance-category: m}
+  offerings: [{zone: z1, capacityType: on-demand, price: 0.2}]
+`
+	if err := os.WriteFile(catalogFile, []byte(catalog), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := run(t, "", "-f", workload, "--catalog", catalogFile)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	for _, want := range []string{"NODECLAIM", "small", "z1", "0.2000", "Unschedulable pods (1)", "default/picky", "Total: 1 nodeclaims, $0.2000/h"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestUsage(t *testing.T) {
+	for _, args := range [][]string{nil, {"-f", "x", "-o", "yaml"}, {"--nope"}, {"-f", "x", "--preference-policy", "Sometimes"}} {
+		if _, _, err := run(t, "", args...); !errors.Is(err, simulate.ErrUsage) {
+			t.Errorf("%v: error %v, want ErrUsage", args, err)
+		}
+	}
+	if _, _, err := run(t, "", "-f", "/does/not/exist"); err == nil || errors.Is(err, simulate.ErrUsage) {
+		t.Errorf("missing file: %v", err)
+	}
+	if _, _, err := run(t, "kind: [", "-f", "-"); err == nil {
+		t.Error("bad yaml accepted")
+	}
+}

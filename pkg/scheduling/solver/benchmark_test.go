@@ -1,0 +1,76 @@
+package solver_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/catalog"
+	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling/workload"
+)
+
+// benchmarkSizes are the workload sizes Karpenter reports.
+func benchmarkSizes() []int { return []int{1, 50, 100, 500, 1000, 2000, 5000, 10000, 20000} }
+
+// runBenchmark solves the input b.N times and reports pods/s, nodes, $/h and cost over the fluid bound.
+func runBenchmark(b *testing.B, pods []*corev1.Pod, its cloudprovider.InstanceTypes, opts solver.Options) {
+	in := solver.Input{Pods: pods, NodePools: []*v1.NodePool{workload.NodePool()},
+		InstanceTypes: map[string]cloudprovider.InstanceTypes{"default": its}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	var plan *solver.Plan
+	for range b.N {
+		var err error
+		if plan, err = solver.Solve(context.Background(), in, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	b.ReportMetric(float64(len(pods)*b.N)/elapsed.Seconds(), "pods/s")
+	b.ReportMetric(float64(len(plan.NodeClaims)), "nodes")
+	b.ReportMetric(plan.PricePerHour, "$/h")
+	b.ReportMetric(plan.CostRatio(), "cost/bound")
+	b.ReportMetric(plan.MixCostRatio(), "cost/mixbound")
+	b.ReportMetric(float64(len(plan.Unschedulable)), "unschedulable")
+}
+
+// BenchmarkKarpenterDiverse is Karpenter's scheduling benchmark reproduced: diverse(N) on the 400-type fake
+// catalog, one NodePool, an empty cluster.
+func BenchmarkKarpenterDiverse(b *testing.B) {
+	its := catalog.KarpenterBenchmark()
+	for _, n := range benchmarkSizes() {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) { runBenchmark(b, workload.Diverse(n), its, solver.Options{}) })
+	}
+}
+
+// BenchmarkEC2Diverse is the same pod mix on the embedded EC2 catalog, c, m and r families only.
+func BenchmarkEC2Diverse(b *testing.B) {
+	its, err := catalog.EC2(catalog.EC2Options{Categories: []string{"c", "m", "r"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range benchmarkSizes() {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) { runBenchmark(b, ec2Pods(n), its, solver.Options{}) })
+	}
+}
+
+// ec2Pods is diverse(n) with zone keys left as they are: the EC2 catalog's zones are us-east-1a..c.
+func ec2Pods(n int) []*corev1.Pod { return workload.Diverse(n) }
+
+// BenchmarkPreference is Karpenter's preference(4000) workload, preferences respected and ignored.
+func BenchmarkPreference(b *testing.B) {
+	its := catalog.KarpenterBenchmark()
+	for _, policy := range []solver.PreferencePolicy{solver.PreferenceRespect, solver.PreferenceIgnore} {
+		b.Run(fmt.Sprintf("policy=%s", policy), func(b *testing.B) {
+			runBenchmark(b, workload.Preference(4000), its, solver.Options{PreferencePolicy: policy})
+		})
+	}
+}

@@ -1,0 +1,24 @@
+// Package solver is Lathe's scheduling simulator: given pending pods, NodePools, the instance types each pool
+// may launch, existing nodes with their pods, in-flight NodeClaims and DaemonSets, it decides where every pod
+// goes and which new NodeClaims to launch, and explains every pod it could not place.
+//
+// Solve is pure and deterministic: it does no I/O, imports no API client, iterates no map without sorting,
+// and the same Input always gives a byte-identical Plan.
+//
+// # Pipeline
+//
+//	prepare   pods → podInfo (requests, node requirement terms, tolerations, host ports, topology terms,
+//	          preferences); NodePools → poolInfo (template requirements, taints, daemonset overhead, limits,
+//	          instance types sorted by price)
+//	order     pods sorted largest first (several orders are tried, see Options.Orders)
+//	place     for each pod and each relaxation of its preferences:
+//	            1. existing nodes and in-flight NodeClaims (already paid for)
+//	            2. open new NodeClaims, by lowest marginal cost (price after adding the pod minus price
+//	               before), ties to the tightest fit
+//	            3. a new NodeClaim from the highest-weight NodePool that can hold the pod
+//	finish    each new NodeClaim gets the instance types that fit its pods, cheapest first, at most
+//	          Options.MaxInstanceTypes, keeping minValues
+//	explain   every unplaced pod gets one reason per NodePool
+//
+// The cheapest plan over the tried orders wins (fewest unplaced pods first, then price).
+package solver

@@ -1,0 +1,176 @@
+package solver
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
+)
+
+// newClaim opens a claim for the pod from the highest-weight NodePool that can hold it.
+func (r *run) newClaim(p *podInfo, att *attempt) (claimChoice, bool) {
+	for _, pool := range r.prep.pools {
+		if c, why := r.tryPool(p, att, pool, false); why == "" {
+			return claimChoice{claim: c, cost: c.price()}, true
+		}
+	}
+	return claimChoice{}, false
+}
+
+// tryPool builds a new claim from the pool holding just the pod (and the pool's daemonsets), or returns why
+// it can't. Reasons are only spelled out when explain is set; otherwise a short marker is returned.
+func (r *run) tryPool(p *podInfo, att *attempt, pool *poolInfo, explain bool) (*target, string) {
+	fail := func(format string, args ...any) (*target, string) {
+		if !explain {
+			return nil, "x"
+		}
+		return nil, fmt.Sprintf(format, args...)
+	}
+	if pool.invalid != "" {
+		return fail("%s", pool.invalid)
+	}
+	if err := scheduling.Tolerates(p.tolerations, pool.taints, att.preferNoSchedule); err != nil {
+		return fail("%s", err.Error())
+	}
+	merged, ok := mergeTerms(pool.reqs, att.terms)
+	if !ok {
+		if !explain {
+			return nil, "x"
+		}
+		return fail("incompatible requirements, %s", pool.reqs.Compatible(att.terms[0], scheduling.AllowUndefinedWellKnown()).Error())
+	}
+	if merged == nil {
+		merged = pool.reqs
+	}
+	t := &target{id: len(r.nodes) + len(r.claims), name: newClaimName(pool.name, r.perPool[pool]), kind: kindNewClaim,
+		pool: pool, reqs: merged, taints: pool.taints, used: pool.daemons.clone()}
+	pins, ok, why := r.topologyFit(p, att, t, merged, explain)
+	if !ok {
+		return fail("%s", why)
+	}
+	if len(pins) > 0 {
+		merged = merged.Clone()
+		for _, pn := range pins {
+			merged.Add(scheduling.MustRequirement(pn.key, corev1.NodeSelectorOpIn, pn.value))
+		}
+		t.reqs = merged
+	}
+	types := r.typesFor(pool, merged)
+	if len(types) == 0 {
+		return fail("no instance type satisfies %s", describeNarrowing(pool.reqs, merged))
+	}
+	idx := fitNewType(types, 0, t.used, p.requests)
+	if idx < 0 {
+		if !explain {
+			return nil, "x"
+		}
+		return fail("%s", r.resourceShortfall(p, pool, types))
+	}
+	for ; idx < len(types); idx++ {
+		if !t.used.fitsWith(p.requests, types[idx].alloc) {
+			continue
+		}
+		if pool.limitExceededIn(r.inUse[pool], types[idx].capacity) < 0 {
+			break
+		}
+	}
+	if idx >= len(types) {
+		i := pool.limitExceededIn(r.inUse[pool], types[fitNewType(types, 0, t.used, p.requests)].capacity)
+		return fail("limit %s reached (%s in use)", r.prep.dims.format(i, pool.limits[i]), r.prep.dims.format(i, r.inUse[pool][i]))
+	}
+	if relaxed, why := r.checkMinValues(t, types[idx:], p); why != "" {
+		return fail("%s", why)
+	} else {
+		t.minValuesRelaxed = relaxed
+	}
+	t.setTypes(types)
+	t.cur = idx
+	for _, rq := range t.reqs {
+		t.hasMinValues = t.hasMinValues || rq.MinValues != nil
+	}
+	return t, ""
+}
+
+// typesFor returns the pool's types compatible with reqs, priced under them, cached by requirements.
+func (r *run) typesFor(pool *poolInfo, reqs scheduling.Requirements) []pricedType {
+	if len(reqs) == len(pool.reqs) && reqs.String() == pool.reqs.String() {
+		return pool.types
+	}
+	if r.typeCache == nil {
+		r.typeCache = map[string][]pricedType{}
+	}
+	key := pool.name + "\x00" + reqs.String()
+	if cached, ok := r.typeCache[key]; ok {
+		return cached
+	}
+	types := priceTypes(pool.types, reqs)
+	r.typeCache[key] = types
+	return types
+}
+
+// checkMinValues applies the minValues policy to the types that can hold the pod. It returns whether the
+// requirement was relaxed (BestEffort), or why the claim fails (Strict).
+func (r *run) checkMinValues(t *target, types []pricedType, p *podInfo) (bool, string) {
+	hasMin := false
+	for _, rq := range t.reqs {
+		hasMin = hasMin || rq.MinValues != nil
+	}
+	if !hasMin {
+		return false, ""
+	}
+	var fitting []scheduling.Requirements
+	for _, ty := range types {
+		if t.used.fitsWith(p.requests, ty.alloc) {
+			fitting = append(fitting, ty.it.Requirements)
+		}
+	}
+	if err := minValuesMet(t.reqs, fitting, r.prep.opts.MaxInstanceTypes); err != nil {
+		if r.prep.opts.MinValuesPolicy == scheduling.MinValuesBestEffort {
+			return true, ""
+		}
+		return false, err.Error()
+	}
+	return false, ""
+}
+
+// resourceShortfall explains why no type can hold the pod: the first resource it needs more of than the
+// largest allowed type has.
+func (r *run) resourceShortfall(p *podInfo, pool *poolInfo, types []pricedType) string {
+	dims := r.prep.dims
+	largest := make(vec, len(dims.names))
+	for _, t := range types {
+		largest = maxVec(largest, t.alloc)
+	}
+	need := pool.daemons.clone()
+	need.addInPlace(p.requests)
+	if i := need.firstExceeded(largest); i >= 0 {
+		if pool.daemons[i] > 0 {
+			return fmt.Sprintf("needs %s after %s daemonset overhead, largest allowed type has %s",
+				dims.format(i, need[i]), dims.format(i, pool.daemons[i]), dims.format(i, largest[i]))
+		}
+		return fmt.Sprintf("needs %s, largest allowed type has %s", dims.format(i, need[i]), dims.format(i, largest[i]))
+	}
+	var parts []string
+	for i := range need {
+		if need[i] > 0 {
+			parts = append(parts, dims.format(i, need[i]))
+		}
+	}
+	return "no single allowed type has all of " + strings.Join(parts, ", ")
+}
+
+// describeNarrowing shows the requirements the pod added to the pool's.
+func describeNarrowing(pool, merged scheduling.Requirements) string {
+	var parts []string
+	for _, k := range merged.Keys() {
+		if p, ok := pool[k]; !ok || p.String() != merged[k].String() {
+			parts = append(parts, k+" "+merged[k].String())
+		}
+	}
+	if len(parts) == 0 {
+		return "the nodepool's requirements"
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,212 @@
+package solver
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
+)
+
+// plan turns the run's state into the Plan.
+func (r *run) plan(order Order) *Plan {
+	plan := &Plan{Order: order, Placements: []Placement{}, NodeClaims: []NodeClaimPlan{}, Unschedulable: []UnschedulablePod{}}
+	for _, n := range r.nodes {
+		for i, p := range n.pods {
+			plan.Placements = append(plan.Placements, Placement{Pod: p.ref, Target: n.name, InFlight: n.kind == kindInFlight, Sequence: n.seqs[i]})
+		}
+	}
+	slices.SortFunc(plan.Placements, func(a, b Placement) int { return cmp.Compare(a.Sequence, b.Sequence) })
+	onClaims := make(vec, len(r.prep.dims.names))
+	for _, c := range r.claims {
+		nc := r.claimPlan(c)
+		plan.NodeClaims = append(plan.NodeClaims, nc)
+		plan.PricePerHour += nc.PricePerHour
+		for _, p := range c.pods {
+			onClaims.addInPlace(p.requests)
+		}
+	}
+	plan.LowerBoundPerHour = r.lowerBound(onClaims)
+	plan.MixLowerBoundPerHour = max(plan.LowerBoundPerHour, r.mixLowerBound(onClaims))
+	unplaced := slices.Clone(r.unplaced)
+	slices.SortFunc(unplaced, func(a, b *podInfo) int { return cmp.Compare(a.index, b.index) })
+	for _, p := range unplaced {
+		plan.Unschedulable = append(plan.Unschedulable, UnschedulablePod{Pod: p.ref, Reasons: r.explain(p)})
+	}
+	return plan
+}
+
+func (r *run) claimPlan(c *target) NodeClaimPlan {
+	dims := r.prep.dims
+	// Types that hold every pod without breaking the pool's limits; the current type is first. Limits are
+	// shared by claims planned later, so when dropping the types that no longer fit the headroom would
+	// break minValues, those types are kept (the cheapest type, which is what limits count, always fits).
+	zero := make(vec, len(dims.names))
+	var fitting, withinLimits []pricedType
+	for _, t := range c.types[c.cur:] {
+		if !c.used.fitsWith(zero, t.alloc) {
+			continue
+		}
+		if c.hasMinValues {
+			fitting = append(fitting, t)
+		}
+		if r.withinLimits(c, t.typeOption) {
+			withinLimits = append(withinLimits, t)
+			if !c.hasMinValues && len(withinLimits) >= r.prep.opts.MaxInstanceTypes {
+				break
+			}
+		}
+	}
+	if c.hasMinValues && len(withinLimits) < len(fitting) {
+		var fittingReqs, withinReqs []scheduling.Requirements
+		for _, t := range fitting {
+			fittingReqs = append(fittingReqs, t.it.Requirements)
+		}
+		for _, t := range withinLimits {
+			withinReqs = append(withinReqs, t.it.Requirements)
+		}
+		if c.reqs.CheckMinValues(withinReqs) != nil && c.reqs.CheckMinValues(fittingReqs) == nil {
+			withinLimits = fitting
+		}
+	}
+	fitting = withinLimits
+	fitting = scheduling.SelectWithMinValues(c.reqs, fitting, r.prep.opts.MaxInstanceTypes, func(t pricedType) scheduling.Requirements { return t.it.Requirements })
+	nc := NodeClaimPlan{Name: c.name, NodePool: c.pool.name, PricePerHour: c.price(), Sequences: slices.Clone(c.seqs),
+		Requests: dims.list(c.used), DaemonSetOverhead: dims.list(c.pool.daemons), Taints: c.taints, MinValuesRelaxed: c.minValuesRelaxed}
+	var names []string
+	for _, t := range fitting {
+		nc.InstanceTypes = append(nc.InstanceTypes, t.it)
+		names = append(names, t.it.Name)
+	}
+	nc.InstanceTypeNames = names
+	reqs := c.reqs.Clone()
+	reqs.Add(scheduling.MustRequirement(v1.LabelInstanceType, corev1.NodeSelectorOpIn, names...))
+	nc.Requirements = reqs.NodeSelectorRequirements()
+	if len(fitting) > 0 {
+		if o, ok := fitting[0].it.Offerings.Available().Compatible(c.reqs).Cheapest(); ok {
+			nc.Zone, nc.CapacityType, nc.PricePerHour = o.Zone, o.CapacityType, o.Price
+		}
+	}
+	for _, p := range c.pods {
+		nc.Pods = append(nc.Pods, p.ref)
+	}
+	return nc
+}
+
+// lowerBound prices the requests at the cheapest price per allocatable unit of cpu and of memory over every
+// pool's types, and takes the larger: no packing onto these types can cost less.
+func (r *run) lowerBound(requests vec) float64 {
+	bound := 0.0
+	for _, d := range []int{dimCPU, dimMemory} {
+		best := math.Inf(1)
+		for _, pool := range r.prep.pools {
+			for _, t := range pool.types {
+				if t.alloc[d] > 0 {
+					best = min(best, t.price/float64(t.alloc[d]))
+				}
+			}
+		}
+		if !math.IsInf(best, 1) {
+			bound = max(bound, best*float64(requests[d]))
+		}
+	}
+	return bound
+}
+
+// mixLowerBound is the cheapest fractional mix of instance types whose allocatable cpu and memory together
+// cover the requests: a linear program with two constraints, whose optimum uses one type or two. It is
+// tighter than lowerBound when no single type is cheapest for both resources (for example compute- and
+// memory-optimised EC2 families), and still no packing can cost less.
+func (r *run) mixLowerBound(requests vec) float64 {
+	type shape struct{ cpu, mem, price float64 }
+	var shapes []shape
+	for _, pool := range r.prep.pools {
+		for _, t := range pool.types {
+			if t.alloc[dimCPU] > 0 && t.alloc[dimMemory] > 0 {
+				shapes = append(shapes, shape{float64(t.alloc[dimCPU]), float64(t.alloc[dimMemory]), t.price})
+			}
+		}
+	}
+	cpu, mem := float64(requests[dimCPU]), float64(requests[dimMemory])
+	if len(shapes) == 0 || (cpu == 0 && mem == 0) {
+		return 0
+	}
+	best := math.Inf(1)
+	for i, a := range shapes {
+		best = min(best, a.price*max(cpu/a.cpu, mem/a.mem))
+		for _, b := range shapes[i+1:] {
+			// Both constraints tight: xa*a + xb*b = (cpu, mem).
+			det := a.cpu*b.mem - a.mem*b.cpu
+			if det == 0 {
+				continue
+			}
+			xa := (cpu*b.mem - mem*b.cpu) / det
+			xb := (a.cpu*mem - a.mem*cpu) / det
+			if xa >= 0 && xb >= 0 {
+				best = min(best, xa*a.price+xb*b.price)
+			}
+		}
+	}
+	return best
+}
+
+// explain gives one reason per NodePool why the pod (under its most relaxed attempt) can't be placed.
+func (r *run) explain(p *podInfo) []Reason {
+	if p.invalid != nil {
+		return []Reason{{Message: "invalid pod spec: " + p.invalid.Error()}}
+	}
+	att, ok := r.lastAtt[p]
+	if !ok {
+		atts := p.attempts(r.prep.opts.PreferencePolicy)
+		att = atts[len(atts)-1]
+	}
+	if len(r.prep.pools) == 0 {
+		msg := "no NodePool can launch nodes"
+		if summary := r.explainNodes(p, &att); summary != "" {
+			msg += "; " + summary
+		}
+		return []Reason{{Message: msg}}
+	}
+	var out []Reason
+	if summary := r.explainNodes(p, &att); summary != "" {
+		out = append(out, Reason{Message: summary})
+	}
+	for _, pool := range r.prep.pools {
+		_, why := r.tryPool(p, &att, pool, true)
+		if why == "" {
+			why = "a new node would fit the pod alone, but not alongside the pods placed before it"
+		}
+		out = append(out, Reason{NodePool: pool.name, Message: why})
+	}
+	return out
+}
+
+// explainNodes summarises why no existing node or in-flight claim took the pod, e.g.
+// "existing nodes: 2 insufficient cpu, 1 taint dedicated=a:NoSchedule not tolerated".
+func (r *run) explainNodes(p *podInfo, att *attempt) string {
+	if len(r.nodes) == 0 {
+		return ""
+	}
+	counts := map[string]int{}
+	var order []string
+	for _, n := range r.nodes {
+		why := r.nodeRejection(p, att, n, true)
+		if why == "" {
+			why = "fits now, but not alongside the pods placed before it"
+		}
+		if counts[why] == 0 {
+			order = append(order, why)
+		}
+		counts[why]++
+	}
+	parts := make([]string, 0, len(order))
+	for _, why := range order {
+		parts = append(parts, strconv.Itoa(counts[why])+" "+why)
+	}
+	return "existing nodes: " + strings.Join(parts, ", ")
+}

@@ -1,0 +1,255 @@
+package solver
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
+)
+
+// podInfo is a pod parsed once into what placement needs.
+type podInfo struct {
+	pod   *corev1.Pod
+	ref   PodRef
+	index int // position in Input.Pods, for deterministic ordering
+	bound bool
+
+	requests    vec
+	terms       []scheduling.Requirements // required node affinity terms (ORed), with nodeSelector and volume zones
+	tolerations []corev1.Toleration
+	ports       []hostPort
+
+	spreads    []*spreadConstraint // DoNotSchedule
+	affinities []*affinityTerm     // required pod affinity and anti-affinity
+
+	softSpreads    []*spreadConstraint
+	softAffinities []*affinityTerm
+	preferredTerms []scheduling.WeightedRequirements
+	hasPreferences bool
+	memberOf       []*group // match groups whose selector selects this pod
+	blockedBy      []*group // owner groups whose anti-affinity selects this pod
+	pinKeys        []string // topology keys (not hostname) whose domain must be known once placed
+	constrained    bool     // has topology or affinity constraints
+	seed           bool     // needs a host without pods like it (hostname anti-affinity)
+	invalid        error
+}
+
+// hostPort is a host port a container binds.
+type hostPort struct {
+	protocol corev1.Protocol
+	ip       string
+	port     int32
+}
+
+func (a hostPort) conflicts(b hostPort) bool {
+	if a.port != b.port || a.protocol != b.protocol {
+		return false
+	}
+	wildcard := func(ip string) bool { return ip == "" || ip == "0.0.0.0" || ip == "::" }
+	return a.ip == b.ip || wildcard(a.ip) || wildcard(b.ip)
+}
+
+func (a hostPort) String() string {
+	return fmt.Sprintf("%s/%d", a.protocol, a.port)
+}
+
+func podHostPorts(pod *corev1.Pod) []hostPort {
+	var out []hostPort
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range list {
+			for _, p := range c.Ports {
+				if p.HostPort <= 0 {
+					continue
+				}
+				proto := p.Protocol
+				if proto == "" {
+					proto = corev1.ProtocolTCP
+				}
+				out = append(out, hostPort{protocol: proto, ip: p.HostIP, port: p.HostPort})
+			}
+		}
+	}
+	return out
+}
+
+// newPodInfo parses a pod. Topology groups are registered in topo; memberOf and blockedBy are filled in
+// later by linkGroups, once every pod has registered its groups.
+func newPodInfo(pod *corev1.Pod, index int, dims *resourceDims, topo *topology, volumes *volumeIndex) *podInfo {
+	p := &podInfo{pod: pod, ref: PodRef{Namespace: pod.Namespace, Name: pod.Name}, index: index}
+	p.requests = dims.vec(scheduling.PodRequests(pod))
+	p.tolerations = pod.Spec.Tolerations
+	p.ports = podHostPorts(pod)
+	terms, err := scheduling.PodRequirements(pod)
+	if err != nil {
+		p.invalid = err
+		terms = []scheduling.Requirements{{}}
+	}
+	if volumeReqs, err := volumes.requirements(pod); err != nil {
+		p.invalid = err
+	} else if len(volumeReqs) > 0 {
+		for i := range terms {
+			terms[i] = terms[i].Intersection(volumeReqs)
+		}
+	}
+	p.terms = terms
+	if p.preferredTerms, err = scheduling.PodPreferredRequirements(pod); err != nil {
+		p.invalid = err
+	}
+	for _, c := range pod.Spec.TopologySpreadConstraints {
+		s := topo.spread(pod, c)
+		if s.soft {
+			p.softSpreads = append(p.softSpreads, s)
+		} else {
+			p.spreads = append(p.spreads, s)
+		}
+	}
+	if a := pod.Spec.Affinity; a != nil {
+		p.addAffinity(topo, a.PodAffinity, false)
+		if a.PodAntiAffinity != nil {
+			for i := range a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+				p.affinities = append(p.affinities, topo.affinity(pod, &a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[i], 0, true))
+			}
+			for i := range a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+				w := &a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution[i]
+				p.softAffinities = append(p.softAffinities, topo.affinity(pod, &w.PodAffinityTerm, max(w.Weight, 1), true))
+			}
+		}
+	}
+	p.hasPreferences = len(p.softSpreads)+len(p.softAffinities)+len(p.preferredTerms) > 0
+	for _, a := range p.affinities {
+		p.seed = p.seed || (a.anti && a.group.key == v1.LabelHostname)
+	}
+	p.constrained = len(p.spreads)+len(p.affinities)+len(p.softSpreads)+len(p.softAffinities) > 0
+	return p
+}
+
+func (p *podInfo) addAffinity(topo *topology, pa *corev1.PodAffinity, anti bool) {
+	if pa == nil {
+		return
+	}
+	for i := range pa.RequiredDuringSchedulingIgnoredDuringExecution {
+		p.affinities = append(p.affinities, topo.affinity(p.pod, &pa.RequiredDuringSchedulingIgnoredDuringExecution[i], 0, anti))
+	}
+	for i := range pa.PreferredDuringSchedulingIgnoredDuringExecution {
+		w := &pa.PreferredDuringSchedulingIgnoredDuringExecution[i]
+		p.softAffinities = append(p.softAffinities, topo.affinity(p.pod, &w.PodAffinityTerm, max(w.Weight, 1), anti))
+	}
+}
+
+// linkGroups records which groups select the pod and which topology keys it must be pinned on.
+func (p *podInfo) linkGroups(topo *topology, ownerGroups map[*group]bool) {
+	keys := map[string]bool{}
+	for _, g := range topo.groups {
+		if !g.matches(p.pod.Namespace, p.pod.Labels) {
+			continue
+		}
+		if ownerGroups[g] {
+			p.blockedBy = append(p.blockedBy, g)
+		} else {
+			p.memberOf = append(p.memberOf, g)
+		}
+		keys[g.key] = true
+	}
+	for _, s := range append(slices.Clone(p.spreads), p.softSpreads...) {
+		keys[s.group.key] = true
+	}
+	for _, a := range append(slices.Clone(p.affinities), p.softAffinities...) {
+		keys[a.group.key] = true
+	}
+	delete(keys, v1.LabelHostname)
+	for k := range keys {
+		p.pinKeys = append(p.pinKeys, k)
+	}
+	slices.Sort(p.pinKeys)
+}
+
+// attempt is one set of constraints to place a pod under: all of its preferences at first, then fewer.
+type attempt struct {
+	terms            []scheduling.Requirements
+	spreads          []*spreadConstraint
+	affinities       []*affinityTerm
+	preferNoSchedule bool
+	relaxed          int // how many preferences were dropped
+}
+
+// attempts lists the constraint sets to try, strictest first. Preferences are dropped one at a time:
+// ScheduleAnyway spreads, then preferred pod (anti-)affinity and preferred node affinity terms from the
+// lightest weight up, then PreferNoSchedule taints.
+func (p *podInfo) attempts(policy PreferencePolicy) []attempt {
+	base := attempt{terms: p.terms, spreads: p.spreads, affinities: p.affinities}
+	if policy == PreferenceIgnore || !p.hasPreferences {
+		if policy == PreferenceIgnore {
+			return []attempt{base}
+		}
+		strict := base
+		strict.preferNoSchedule = true
+		return []attempt{strict, base}
+	}
+	type preference struct {
+		weight  int32
+		kind    int // order among equal weights
+		spread  *spreadConstraint
+		term    *affinityTerm
+		reqs    scheduling.Requirements
+		ordinal int
+	}
+	var prefs []preference
+	for i, s := range p.softSpreads {
+		prefs = append(prefs, preference{weight: -1, spread: s, ordinal: i})
+	}
+	for i, a := range p.softAffinities {
+		kind := 1
+		if a.anti {
+			kind = 2
+		}
+		prefs = append(prefs, preference{weight: a.weight, kind: kind, term: a, ordinal: i})
+	}
+	for i, w := range p.preferredTerms {
+		prefs = append(prefs, preference{weight: w.Weight, kind: 3, reqs: w.Requirements, ordinal: i})
+	}
+	slices.SortStableFunc(prefs, func(a, b preference) int {
+		if a.weight != b.weight {
+			return int(a.weight - b.weight)
+		}
+		if a.kind != b.kind {
+			return a.kind - b.kind
+		}
+		return a.ordinal - b.ordinal
+	})
+	var out []attempt
+	for dropped := 0; dropped <= len(prefs); dropped++ {
+		a := attempt{spreads: slices.Clip(p.spreads), affinities: slices.Clip(p.affinities), preferNoSchedule: true, relaxed: dropped}
+		var extra scheduling.Requirements
+		for _, pref := range prefs[dropped:] {
+			switch {
+			case pref.spread != nil:
+				a.spreads = append(a.spreads, pref.spread)
+			case pref.term != nil:
+				a.affinities = append(a.affinities, pref.term)
+			default:
+				if extra == nil {
+					extra = scheduling.Requirements{}
+				}
+				extra = extra.Intersection(pref.reqs)
+			}
+		}
+		a.terms = p.terms
+		if extra != nil {
+			a.terms = make([]scheduling.Requirements, len(p.terms))
+			for i, t := range p.terms {
+				a.terms[i] = t.Intersection(extra)
+			}
+		}
+		out = append(out, a)
+	}
+	last := out[len(out)-1]
+	last.preferNoSchedule = false
+	last.relaxed++
+	return append(out, last)
+}
+
+func describePod(p *podInfo) string { return p.ref.String() + " (#" + strconv.Itoa(p.index) + ")" }

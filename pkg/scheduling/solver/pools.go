@@ -1,0 +1,193 @@
+package solver
+
+import (
+	"cmp"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
+)
+
+// typeOption is an instance type with its resources as vectors.
+type typeOption struct {
+	it       *cloudprovider.InstanceType
+	alloc    vec
+	capacity vec
+}
+
+// pricedType is a type priced under a NodeClaim's requirements.
+type pricedType struct {
+	*typeOption
+	price float64
+}
+
+// poolInfo is a NodePool parsed once.
+type poolInfo struct {
+	np     *v1.NodePool
+	name   string
+	weight int32
+	reqs   scheduling.Requirements
+	taints []corev1.Taint
+	// types compatible with the pool, cheapest first under the pool's requirements.
+	types    []pricedType
+	daemons  vec
+	hasLimit []bool
+	limited  bool // any limit set
+	limits   vec
+	invalid  string
+	// domains caches, per label key, the values the pool's types offer within the pool's requirements.
+	domains map[string][]string
+}
+
+// domainValues lists the values of key a claim from this pool could take under reqs, sorted.
+func (p *poolInfo) domainValues(key string, reqs scheduling.Requirements) []string {
+	all, ok := p.domains[key]
+	if !ok {
+		all = p.computeDomains(key)
+	}
+	r, constrained := reqs[key]
+	if !constrained {
+		return all
+	}
+	var out []string
+	for _, v := range all {
+		if r.Has(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// precomputeDomains fills the domain cache for the keys solves will ask about, before runs start (runs
+// then only read it, so they may proceed in parallel).
+func (p *poolInfo) precomputeDomains(keys []string) {
+	p.domains = map[string][]string{}
+	for _, k := range keys {
+		p.domains[k] = p.computeDomains(k)
+	}
+}
+
+func (p *poolInfo) computeDomains(key string) []string {
+	var all []string
+	within := p.reqs.Get(key)
+	for _, t := range p.types {
+		for _, v := range t.it.Requirements.Get(key).Values() {
+			if within.Has(v) {
+				all = append(all, v)
+			}
+		}
+	}
+	slices.Sort(all)
+	return slices.Compact(all)
+}
+
+func newPoolInfos(in Input, dims *resourceDims, daemonSetPods []*corev1.Pod) []*poolInfo {
+	var pools []*poolInfo
+	for _, np := range in.NodePools {
+		pools = append(pools, newPoolInfo(np, in.InstanceTypes[np.Name], dims, daemonSetPods))
+	}
+	// Highest weight first; ties go to the name later in the alphabet (Karpenter's OrderByWeight).
+	slices.SortStableFunc(pools, func(a, b *poolInfo) int {
+		return cmp.Or(cmp.Compare(b.weight, a.weight), cmp.Compare(b.name, a.name))
+	})
+	return pools
+}
+
+func newPoolInfo(np *v1.NodePool, its cloudprovider.InstanceTypes, dims *resourceDims, daemonSetPods []*corev1.Pod) *poolInfo {
+	p := &poolInfo{np: np, name: np.Name, taints: np.Spec.Template.Spec.Taints}
+	if np.Spec.Weight != nil {
+		p.weight = *np.Spec.Weight
+	}
+	if err := scheduling.ValidateNodePoolKeys(np.Spec.Template.Spec.Requirements); err != nil {
+		p.invalid = err.Error()
+	}
+	reqs, err := scheduling.FromNodePoolRequirements(np.Spec.Template.Spec.Requirements)
+	if err != nil {
+		p.invalid = err.Error()
+		reqs = scheduling.Requirements{}
+	}
+	reqs = reqs.Intersection(scheduling.FromLabels(np.Spec.Template.Labels))
+	reqs.Add(scheduling.MustRequirement(v1.NodePoolLabelKey, corev1.NodeSelectorOpIn, np.Name))
+	p.reqs = reqs
+	p.types = priceTypes(toOptions(its, dims), reqs)
+	p.daemons = make(vec, len(dims.names))
+	for _, pod := range daemonSetPods {
+		if scheduling.Tolerates(pod.Spec.Tolerations, append(slices.Clone(p.taints), np.Spec.Template.Spec.StartupTaints...), false) != nil {
+			continue
+		}
+		terms, err := scheduling.PodRequirements(pod)
+		if err != nil {
+			continue
+		}
+		for _, t := range terms {
+			if reqs.Compatible(t, scheduling.AllowUndefinedWellKnown()) == nil {
+				p.daemons.addInPlace(dims.vec(scheduling.PodRequests(pod)))
+				break
+			}
+		}
+	}
+	p.limits = dims.vec(corev1.ResourceList(np.Spec.Limits))
+	p.hasLimit = make([]bool, len(dims.names))
+	for name := range np.Spec.Limits {
+		if i, ok := dims.index[name]; ok {
+			p.hasLimit[i], p.limited = true, true
+		}
+	}
+	return p
+}
+
+func toOptions(its cloudprovider.InstanceTypes, dims *resourceDims) []*typeOption {
+	out := make([]*typeOption, 0, len(its))
+	for _, it := range its {
+		out = append(out, &typeOption{it: it, alloc: dims.vec(it.Allocatable()), capacity: dims.vec(it.Capacity)})
+	}
+	return out
+}
+
+// priceTypes keeps the types compatible with reqs that have an available offering it allows, priced at the
+// cheapest such offering and sorted by price, then name.
+func priceTypes[T interface{ option() *typeOption }](types []T, reqs scheduling.Requirements) []pricedType {
+	out := make([]pricedType, 0, len(types))
+	for _, t := range types {
+		o := t.option()
+		if o.it.Requirements.Intersects(reqs) != nil {
+			continue
+		}
+		price := cheapestPrice(o.it.Offerings, reqs)
+		if price < 0 {
+			continue
+		}
+		out = append(out, pricedType{typeOption: o, price: price})
+	}
+	slices.SortStableFunc(out, func(a, b pricedType) int {
+		return cmp.Or(cmp.Compare(a.price, b.price), cmp.Compare(a.it.Name, b.it.Name))
+	})
+	return out
+}
+
+func (t *typeOption) option() *typeOption { return t }
+func (t pricedType) option() *typeOption  { return t.typeOption }
+
+// cheapestPrice is the lowest price of an available offering the requirements allow, or -1.
+func cheapestPrice(offerings cloudprovider.Offerings, reqs scheduling.Requirements) float64 {
+	best := -1.0
+	for _, o := range offerings {
+		if o.Available && o.IsCompatible(reqs) && (best < 0 || o.Price < best) {
+			best = o.Price
+		}
+	}
+	return best
+}
+
+// daemonSetPods returns one pod per DaemonSet, from its template.
+func daemonSetPods(daemonSets []*appsv1.DaemonSet) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, ds := range daemonSets {
+		out = append(out, &corev1.Pod{ObjectMeta: ds.Spec.Template.ObjectMeta, Spec: ds.Spec.Template.Spec})
+	}
+	return out
+}

@@ -1,0 +1,442 @@
+package solver
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
+)
+
+// run is the mutable state of one packing attempt.
+type run struct {
+	prep     *prepared
+	nodes    []*target // copies of prep.nodes
+	claims   []*target // new claims in creation order
+	open     sortedClaims
+	inUse    map[*poolInfo]vec
+	seq      int
+	unplaced []*podInfo
+	lastAtt  map[*podInfo]attempt
+	perPool  map[*poolInfo]int
+	counts   *groupCounts
+	// typeCache holds instance types priced under narrowed requirements, by pool and requirements.
+	typeCache map[string][]pricedType
+}
+
+// growthCandidates bounds how many claims that would have to grow are priced on each side of the scan
+// start, so that a pod costs about the same whatever the number of open claims.
+const growthCandidates = 16
+
+func newRun(prep *prepared) *run {
+	r := &run{prep: prep, counts: newGroupCounts(len(prep.topo.groups)), inUse: map[*poolInfo]vec{}, lastAtt: map[*podInfo]attempt{}, perPool: map[*poolInfo]int{}}
+	for _, pool := range prep.pools {
+		r.inUse[pool] = prep.poolUsage[pool].clone()
+	}
+	for _, n := range prep.nodes {
+		c := *n
+		c.used, c.ports, c.pods, c.seqs, c.hostCounts = n.used.clone(), slices.Clone(n.ports), nil, nil, nil
+		r.nodes = append(r.nodes, &c)
+	}
+	for i, p := range prep.bound {
+		r.record(p, r.nodes[prep.boundOn[i]], &attempt{affinities: p.affinities})
+	}
+	return r
+}
+
+func (r *run) placeAll(ctx context.Context, pods []*podInfo) error {
+	for i, p := range pods {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("solving, %w", err)
+			}
+		}
+		if p.invalid != nil || !r.place(p) {
+			r.unplaced = append(r.unplaced, p)
+		}
+	}
+	return nil
+}
+
+// place tries each relaxation of the pod's preferences until one fits.
+func (r *run) place(p *podInfo) bool {
+	for _, att := range p.attempts(r.prep.opts.PreferencePolicy) {
+		r.lastAtt[p] = att
+		if r.placeOnNode(p, &att) || r.placeOnClaim(p, &att) {
+			return true
+		}
+	}
+	return false
+}
+
+// placeOnNode puts the pod on the first existing node or in-flight claim that can hold it.
+func (r *run) placeOnNode(p *podInfo, att *attempt) bool {
+	for _, n := range r.nodes {
+		if r.nodeRejection(p, att, n, false) == "" {
+			r.commit(p, att, n)
+			return true
+		}
+	}
+	return false
+}
+
+// nodeRejection says why the pod can't go on an existing node or in-flight claim ("" when it can). Without
+// explain the reason is only a non-empty marker.
+func (r *run) nodeRejection(p *podInfo, att *attempt, n *target, explain bool) string {
+	switch {
+	case n.cordoned:
+		return "cordoned or being deleted"
+	case !n.used.fitsWith(p.requests, n.alloc):
+		if !explain {
+			return "x"
+		}
+		need := n.used.clone()
+		need.addInPlace(p.requests)
+		return "insufficient " + string(r.prep.dims.names[need.firstExceeded(n.alloc)])
+	}
+	if port, conflict := portsConflict(n.ports, p.ports); conflict {
+		return "host port " + port.String() + " in use"
+	}
+	if err := scheduling.Tolerates(p.tolerations, n.taints, att.preferNoSchedule); err != nil {
+		return err.Error()
+	}
+	if !anyTermMatches(att.terms, n.reqs) {
+		return "node labels don't match the pod's node selector or affinity"
+	}
+	if _, ok, why := r.topologyFit(p, att, n, n.reqs, explain); !ok {
+		if why == "" {
+			why = "x"
+		}
+		return why
+	}
+	return ""
+}
+
+func anyTermMatches(terms []scheduling.Requirements, nodeReqs scheduling.Requirements) bool {
+	for _, t := range terms {
+		if nodeReqs.Compatible(t, scheduling.CompatibilityOptions{}) == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// commit records the pod on a node or claim whose state (requirements, type) is already updated.
+func (r *run) commit(p *podInfo, att *attempt, t *target) {
+	t.used.addInPlace(p.requests)
+	t.ports = append(t.ports, p.ports...)
+	t.pods = append(t.pods, p)
+	t.seqs = append(t.seqs, r.seq)
+	r.seq++
+	r.record(p, t, att)
+}
+
+// claimChoice is a priced way to put a pod on a new claim.
+type claimChoice struct {
+	claim   *target
+	merged  scheduling.Requirements // nil when the claim's requirements don't change
+	pins    []pin
+	typeIdx int // index in claim.types (unchanged requirements) or -1 (re-price after the change)
+	cost    float64
+	// relaxMinValues marks the claim as launched without its minValues (BestEffort policy).
+	relaxMinValues bool
+}
+
+// placeOnClaim puts the pod on the open claim where it adds least to the price, or on a new claim when
+// that is cheaper.
+func (r *run) placeOnClaim(p *podInfo, att *attempt) bool {
+	best, found := r.bestOpenClaim(p, att)
+	if found && best.cost <= 1e-12 { // nothing is cheaper than free room
+		r.apply(p, att, best)
+		return true
+	}
+	fresh, freshOK := r.newClaim(p, att)
+	switch {
+	case found && (!freshOK || best.cost <= fresh.cost+1e-9):
+		r.apply(p, att, best)
+		return true
+	case freshOK:
+		r.claims = append(r.claims, fresh.claim)
+		r.perPool[fresh.claim.pool]++
+		r.inUse[fresh.claim.pool].addInPlace(fresh.claim.capacity())
+		r.commit(p, att, fresh.claim)
+		r.open.insert(fresh.claim)
+		return true
+	}
+	return false
+}
+
+// bestOpenClaim scans claims with enough cpu slack from the tightest up, stopping at the first that holds
+// the pod at no extra cost. Claims that would have to grow are only priced for a bounded number of
+// candidates on each side of the scan start, which keeps a pod's cost near constant in the claim count.
+func (r *run) bestOpenClaim(p *podInfo, att *attempt) (claimChoice, bool) {
+	var best claimChoice
+	found := false
+	consider := func(c *target) bool {
+		choice, ok := r.evaluate(p, att, c)
+		if !ok {
+			return false
+		}
+		if !found || choice.cost < best.cost-1e-12 {
+			best, found = choice, true
+		}
+		return true
+	}
+	start := r.open.firstWithSlack(p.requests[dimCPU])
+	grown, free := 0, 0
+	var bestFree claimChoice
+	bestResidual := math.Inf(1)
+	for i := start; i < len(r.open.list) && free < freeCandidates; i++ {
+		c := r.open.list[i]
+		if c.used.fitsWith(p.requests, c.types[c.cur].alloc) {
+			choice, ok := r.evaluate(p, att, c)
+			if !ok {
+				continue
+			}
+			if choice.cost > 1e-12 {
+				if !found || choice.cost < best.cost-1e-12 {
+					best, found = choice, true
+				}
+				continue
+			}
+			free++
+			// Among claims with free room, prefer the one the pod leaves most evenly filled (smallest
+			// leftover cpu and memory, each as a share of the node), so that cpu-heavy pods go where
+			// memory is short and the other way round.
+			if residual := leftoverNorm(c, p.requests); residual < bestResidual-1e-12 {
+				bestFree, bestResidual = choice, residual
+			}
+			continue
+		}
+		if grown < growthCandidates && consider(c) {
+			grown++
+		}
+	}
+	if free > 0 {
+		return bestFree, true
+	}
+	grown = 0
+	for i := start - 1; i >= 0 && grown < growthCandidates; i-- {
+		if consider(r.open.list[i]) {
+			grown++
+		}
+	}
+	return best, found
+}
+
+// freeCandidates bounds how many claims with free room for a pod are compared before choosing one.
+const freeCandidates = 8
+
+// leftoverNorm is the squared length of the cpu and memory a claim's current type would have left after
+// adding extra, each as a fraction of the type's allocatable.
+func leftoverNorm(c *target, extra vec) float64 {
+	alloc := c.types[c.cur].alloc
+	norm := 0.0
+	for _, d := range []int{dimCPU, dimMemory} {
+		if alloc[d] > 0 {
+			left := float64(alloc[d]-c.used[d]-extra[d]) / float64(alloc[d])
+			norm += left * left
+		}
+	}
+	return norm
+}
+
+// evaluate prices putting the pod on an open claim, or reports that it can't go there. Requirements are
+// only materialised (merged) when the pod's node affinity narrows them; topology pins stay a list until
+// apply, so that pricing the common case allocates nothing.
+func (r *run) evaluate(p *podInfo, att *attempt, c *target) (claimChoice, bool) {
+	if !c.used.fitsWith(p.requests, c.maxAlloc) {
+		return claimChoice{}, false
+	}
+	if _, conflict := portsConflict(c.ports, p.ports); conflict {
+		return claimChoice{}, false
+	}
+	if len(c.taints) > 0 && scheduling.Tolerates(p.tolerations, c.taints, att.preferNoSchedule) != nil {
+		return claimChoice{}, false
+	}
+	merged, ok := mergeTerms(c.reqs, att.terms)
+	if !ok {
+		return claimChoice{}, false
+	}
+	reqs := c.reqs
+	if merged != nil {
+		reqs = merged
+	}
+	pins, ok, _ := r.topologyFit(p, att, c, reqs, false)
+	if !ok {
+		return claimChoice{}, false
+	}
+	choice := claimChoice{claim: c, merged: merged, pins: pins, typeIdx: -1}
+	var price float64
+	var capacity vec
+	if merged == nil && len(pins) == 0 {
+		i := fitNewType(c.types, c.cur, c.used, p.requests)
+		if i < 0 {
+			return claimChoice{}, false
+		}
+		choice.typeIdx, price, capacity = i, c.types[i].price, c.types[i].capacity
+	} else {
+		found := false
+		for i := c.cur; i < len(c.types); i++ {
+			t := c.types[i]
+			if !c.used.fitsWith(p.requests, t.alloc) || !typeAllowsPins(t.it.Requirements, pins) {
+				continue
+			}
+			if merged != nil && t.it.Requirements.Intersects(merged) != nil {
+				continue
+			}
+			if pr := cheapestPriceWithPins(t.it.Offerings, reqs, pins); pr >= 0 {
+				price, capacity, found = pr, t.capacity, true
+				break
+			}
+		}
+		if !found {
+			return claimChoice{}, false
+		}
+	}
+	if c.pool.limited {
+		if grow := subVec(capacity, c.capacity()); c.pool.limitExceededIn(r.inUse[c.pool], grow) >= 0 {
+			return claimChoice{}, false
+		}
+	}
+	if c.hasMinValues && !r.minValuesHold(c, reqs, pins, p.requests) {
+		if r.prep.opts.MinValuesPolicy != scheduling.MinValuesBestEffort {
+			return claimChoice{}, false
+		}
+		choice.relaxMinValues = true
+	}
+	choice.cost = price - c.price()
+	return choice, true
+}
+
+// minValuesHold reports whether the claim's types that would still hold its pods plus extra, under reqs
+// narrowed by pins, meet every minValues requirement.
+func (r *run) minValuesHold(c *target, reqs scheduling.Requirements, pins []pin, extra vec) bool {
+	var fitting []scheduling.Requirements
+	for _, t := range c.types[c.cur:] {
+		if c.used.fitsWith(extra, t.alloc) && typeAllowsPins(t.it.Requirements, pins) && r.withinLimits(c, t.typeOption) && t.it.Requirements.Intersects(reqs) == nil {
+			fitting = append(fitting, t.it.Requirements)
+		}
+	}
+	return minValuesMet(reqs, fitting, r.prep.opts.MaxInstanceTypes) == nil
+}
+
+// minValuesMet checks minValues on the types a claim would list: at most limit of them, chosen cheapest
+// first while keeping minValues where possible.
+func minValuesMet(reqs scheduling.Requirements, types []scheduling.Requirements, limit int) error {
+	selected := scheduling.SelectWithMinValues(reqs, types, limit, func(r scheduling.Requirements) scheduling.Requirements { return r })
+	return reqs.CheckMinValues(selected)
+}
+
+func typeAllowsPins(reqs scheduling.Requirements, pins []pin) bool {
+	for _, pn := range pins {
+		if r, ok := reqs[pn.key]; ok && !r.Has(pn.value) {
+			return false
+		}
+	}
+	return true
+}
+
+// cheapestPriceWithPins is cheapestPrice under reqs narrowed by the pins, without building the narrowed
+// requirements.
+func cheapestPriceWithPins(offerings cloudprovider.Offerings, reqs scheduling.Requirements, pins []pin) float64 {
+	best := -1.0
+	for _, o := range offerings {
+		if !o.Available || !o.IsCompatible(reqs) || (best >= 0 && o.Price >= best) {
+			continue
+		}
+		allowed := true
+		for _, pn := range pins {
+			switch pn.key {
+			case v1.LabelTopologyZone:
+				allowed = allowed && o.Zone == pn.value
+			case v1.CapacityTypeLabelKey:
+				allowed = allowed && o.CapacityType == pn.value
+			}
+		}
+		if allowed {
+			best = o.Price
+		}
+	}
+	return best
+}
+
+// mergeTerms intersects the claim's requirements with the first compatible pod term. It returns nil (and
+// true) when a term adds nothing, so the caller can keep the claim's requirements.
+func mergeTerms(reqs scheduling.Requirements, terms []scheduling.Requirements) (scheduling.Requirements, bool) {
+	for _, t := range terms {
+		if len(t) == 0 {
+			return nil, true
+		}
+		if reqs.Compatible(t, scheduling.AllowUndefinedWellKnown()) != nil {
+			continue
+		}
+		return reqs.Intersection(t), true
+	}
+	return nil, false
+}
+
+// apply puts the pod on an open claim as priced by evaluate.
+func (r *run) apply(p *podInfo, att *attempt, choice claimChoice) {
+	c := choice.claim
+	r.open.remove(c)
+	before := c.capacity()
+	c.minValuesRelaxed = c.minValuesRelaxed || choice.relaxMinValues
+	if choice.merged == nil && len(choice.pins) == 0 {
+		c.cur = choice.typeIdx
+		c.used.addInPlace(p.requests)
+	} else {
+		reqs := choice.merged
+		if reqs == nil {
+			reqs = c.reqs.Clone()
+		}
+		for _, pn := range choice.pins {
+			reqs.Add(scheduling.MustRequirement(pn.key, corev1.NodeSelectorOpIn, pn.value))
+		}
+		c.reqs = reqs
+		c.used.addInPlace(p.requests)
+		c.setTypes(r.typesFor(c.pool, c.reqs))
+	}
+	r.inUse[c.pool].addInPlace(subVec(c.capacity(), before))
+	c.used = subVec(c.used, p.requests)
+	r.commit(p, att, c)
+	r.open.insert(c)
+}
+
+func subVec(a, b vec) vec {
+	out := a.clone()
+	for i := range out {
+		out[i] -= b[i]
+	}
+	return out
+}
+
+func (p *poolInfo) limitExceededIn(inUse, add vec) int {
+	for i, limited := range p.hasLimit {
+		if limited && add[i] > 0 && inUse[i]+add[i] > p.limits[i] {
+			return i
+		}
+	}
+	return -1
+}
+
+// withinLimits reports whether launching t for the claim (instead of its current type) keeps the pool
+// within its limits.
+func (r *run) withinLimits(c *target, t *typeOption) bool {
+	if !c.pool.limited {
+		return true
+	}
+	current := c.capacity()
+	inUse := r.inUse[c.pool]
+	for i, limited := range c.pool.hasLimit {
+		if limited && inUse[i]-current[i]+t.capacity[i] > c.pool.limits[i] {
+			return false
+		}
+	}
+	return true
+}

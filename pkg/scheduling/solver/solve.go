@@ -1,0 +1,278 @@
+package solver
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
+)
+
+// prepared is the part of a solve that doesn't change between packing attempts.
+type prepared struct {
+	opts      Options
+	dims      *resourceDims
+	topo      *topology
+	pods      []*podInfo // pending pods, input order
+	bound     []*podInfo // pods on nodes and in-flight claims
+	boundOn   []int      // target index of each bound pod
+	pools     []*poolInfo
+	nodes     []*target // existing nodes then in-flight claims, baseline state
+	poolUsage map[*poolInfo]vec
+}
+
+// Solve places the pods. It returns an error only for a cancelled context; everything it can't place is
+// reported in Plan.Unschedulable with reasons.
+func Solve(ctx context.Context, in Input, opts Options) (*Plan, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("solving, %w", err)
+	}
+	prep := prepare(in, opts.withDefaults())
+	// Each order packs independently from the shared, read-only preparation, so they run in parallel; the
+	// winner is picked in the order they are listed, which keeps the result deterministic.
+	plans := make([]*Plan, len(prep.opts.Orders))
+	errs := make([]error, len(prep.opts.Orders))
+	var wg sync.WaitGroup
+	for i, order := range prep.opts.Orders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := newRun(prep)
+			if errs[i] = r.placeAll(ctx, prep.order(order)); errs[i] == nil {
+				plans[i] = r.plan(order)
+			}
+		}()
+	}
+	wg.Wait()
+	var best *Plan
+	for i, plan := range plans {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		if best == nil || better(plan, best) {
+			best = plan
+		}
+	}
+	return best, nil
+}
+
+// better prefers fewer unplaced pods, then a lower price.
+func better(a, b *Plan) bool {
+	if len(a.Unschedulable) != len(b.Unschedulable) {
+		return len(a.Unschedulable) < len(b.Unschedulable)
+	}
+	return a.PricePerHour < b.PricePerHour-1e-9
+}
+
+func prepare(in Input, opts Options) *prepared {
+	var lists []corev1.ResourceList
+	for _, pod := range in.Pods {
+		lists = append(lists, scheduling.PodRequests(pod))
+	}
+	for _, name := range sortedKeys(in.InstanceTypes) {
+		for _, it := range in.InstanceTypes[name] {
+			lists = append(lists, it.Capacity)
+		}
+	}
+	prep := &prepared{opts: opts, dims: newResourceDims(lists), topo: newTopology(), poolUsage: map[*poolInfo]vec{}}
+	volumes := newVolumeIndex(in.Volumes)
+	for i, pod := range in.Pods {
+		prep.pods = append(prep.pods, newPodInfo(pod, i, prep.dims, prep.topo, volumes))
+	}
+	prep.pools = newPoolInfos(in, prep.dims, daemonSetPods(in.DaemonSets))
+	prep.addNodes(in, volumes)
+	owners := map[*group]bool{}
+	for _, p := range append(slices.Clone(prep.pods), prep.bound...) {
+		for _, a := range p.affinities {
+			if a.owners != nil {
+				owners[a.owners] = true
+			}
+		}
+	}
+	for _, p := range append(slices.Clone(prep.pods), prep.bound...) {
+		p.linkGroups(prep.topo, owners)
+	}
+	keys := []string{v1.LabelTopologyZone, v1.CapacityTypeLabelKey}
+	for _, g := range prep.topo.groups {
+		keys = append(keys, g.key)
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	for _, pool := range prep.pools {
+		pool.precomputeDomains(keys)
+	}
+	prep.prepareUniverses()
+	return prep
+}
+
+func (prep *prepared) addNodes(in Input, volumes *volumeIndex) {
+	poolByName := map[string]*poolInfo{}
+	for _, p := range prep.pools {
+		poolByName[p.name] = p
+		prep.poolUsage[p] = make(vec, len(prep.dims.names))
+	}
+	nodes := slices.Clone(in.Nodes)
+	slices.SortStableFunc(nodes, func(a, b ExistingNode) int { return cmp.Compare(a.Node.Name, b.Node.Name) })
+	for _, n := range nodes {
+		t := &target{id: len(prep.nodes), name: n.Node.Name, kind: kindNode, labels: n.Node.Labels,
+			reqs: scheduling.FromLabels(n.Node.Labels), taints: n.Node.Spec.Taints, alloc: prep.dims.vec(n.Node.Status.Allocatable),
+			cordoned: n.Node.Spec.Unschedulable || n.Node.DeletionTimestamp != nil}
+		if pool, ok := poolByName[n.Node.Labels[v1.NodePoolLabelKey]]; ok {
+			prep.poolUsage[pool].addInPlace(prep.dims.vec(n.Node.Status.Capacity))
+		}
+		prep.addTarget(t, n.Pods, volumes)
+	}
+	claims := slices.Clone(in.InFlight)
+	slices.SortStableFunc(claims, func(a, b InFlightNodeClaim) int { return cmp.Compare(a.NodeClaim.Name, b.NodeClaim.Name) })
+	for _, c := range claims {
+		nc := c.NodeClaim
+		reqs, err := scheduling.FromNodePoolRequirements(nc.Spec.Requirements)
+		if err != nil {
+			reqs = scheduling.Requirements{}
+		}
+		reqs = reqs.Intersection(scheduling.FromLabels(nc.Labels))
+		pool := poolByName[nc.Labels[v1.NodePoolLabelKey]]
+		t := &target{id: len(prep.nodes), name: nc.Name, kind: kindInFlight, pool: pool, reqs: reqs, taints: nc.Spec.Taints}
+		t.alloc, t.labels = prep.inFlightAllocatable(nc, pool, reqs), reqs.Labels()
+		t.labels[v1.LabelHostname] = nc.Name
+		if pool != nil {
+			capacity := prep.dims.vec(nc.Status.Capacity)
+			if len(nc.Status.Capacity) == 0 {
+				capacity = t.alloc
+			}
+			prep.poolUsage[pool].addInPlace(capacity)
+		}
+		// In-flight claims are matched like nodes, by the labels their requirements fix.
+		t.reqs = scheduling.FromLabels(t.labels)
+		prep.addTarget(t, c.Pods, volumes)
+	}
+}
+
+// inFlightAllocatable is status.allocatable once known, else that of the cheapest type the claim allows
+// that fits its requested resources.
+func (prep *prepared) inFlightAllocatable(nc *v1.NodeClaim, pool *poolInfo, reqs scheduling.Requirements) vec {
+	if len(nc.Status.Allocatable) > 0 {
+		return prep.dims.vec(nc.Status.Allocatable)
+	}
+	requests := prep.dims.vec(nc.Spec.Resources.Requests)
+	if pool != nil {
+		zero := make(vec, len(requests))
+		for _, t := range pool.types {
+			if t.it.Requirements.Intersects(reqs) == nil && zero.fitsWith(requests, t.alloc) {
+				return t.alloc
+			}
+		}
+	}
+	return requests
+}
+
+func (prep *prepared) addTarget(t *target, pods []*corev1.Pod, volumes *volumeIndex) {
+	t.used = make(vec, len(prep.dims.names))
+	sorted := slices.Clone(pods)
+	slices.SortStableFunc(sorted, func(a, b *corev1.Pod) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	for _, pod := range sorted {
+		p := newPodInfo(pod, -1-len(prep.bound), prep.dims, prep.topo, volumes)
+		p.bound = true
+		t.used.addInPlace(p.requests)
+		t.ports = append(t.ports, p.ports...)
+		prep.bound = append(prep.bound, p)
+		prep.boundOn = append(prep.boundOn, len(prep.nodes))
+	}
+	prep.nodes = append(prep.nodes, t)
+}
+
+// prepareUniverses computes, for every spread of every pod, the domains it counts: the values of its key
+// that the NodePools (those whose taints the pod tolerates, when nodeTaintsPolicy is Honor) can launch and
+// existing nodes have, narrowed by the pod's node affinity when nodeAffinityPolicy is Honor.
+func (prep *prepared) prepareUniverses() {
+	for _, p := range prep.pods {
+		for _, s := range append(slices.Clone(p.spreads), p.softSpreads...) {
+			if s.group.key == v1.LabelHostname {
+				continue
+			}
+			var values []string
+			for _, pool := range prep.pools {
+				if s.honorTaints && scheduling.Tolerates(p.tolerations, pool.taints, false) != nil {
+					continue
+				}
+				values = append(values, pool.domainValues(s.group.key, nil)...)
+			}
+			for _, n := range prep.nodes {
+				if v, ok := n.labels[s.group.key]; ok {
+					values = append(values, v)
+				}
+			}
+			slices.Sort(values)
+			values = slices.Compact(values)
+			if s.honorAffinity {
+				values = slices.DeleteFunc(values, func(v string) bool { return !anyTermAllows(p.terms, s.group.key, v) })
+			}
+			s.universe = values
+		}
+	}
+}
+
+func anyTermAllows(terms []scheduling.Requirements, key, value string) bool {
+	for _, t := range terms {
+		if t.Get(key).Has(value) {
+			return true
+		}
+	}
+	return false
+}
+
+// order returns the pending pods in the given packing order. Ties keep input order.
+func (prep *prepared) order(o Order) []*podInfo {
+	out := slices.Clone(prep.pods)
+	byCPU := func(a, b *podInfo) int {
+		return cmp.Or(cmp.Compare(b.requests[dimCPU], a.requests[dimCPU]), cmp.Compare(b.requests[dimMemory], a.requests[dimMemory]))
+	}
+	byMemory := func(a, b *podInfo) int {
+		return cmp.Or(cmp.Compare(b.requests[dimMemory], a.requests[dimMemory]), cmp.Compare(b.requests[dimCPU], a.requests[dimCPU]))
+	}
+	constrained := func(a, b *podInfo) int {
+		rank := func(p *podInfo) int {
+			if p.constrained {
+				return 0
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), byCPU(a, b))
+	}
+	seeds := func(a, b *podInfo) int {
+		rank := func(p *podInfo) int {
+			if p.seed {
+				return 0
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), byMemory(a, b))
+	}
+	compare := byCPU
+	switch o {
+	case OrderSeedsFirst:
+		compare = seeds
+	case OrderMemory:
+		compare = byMemory
+	case OrderConstrainedFirst:
+		compare = constrained
+	}
+	slices.SortStableFunc(out, func(a, b *podInfo) int { return cmp.Or(compare(a, b), cmp.Compare(a.index, b.index)) })
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,156 @@
+package solver
+
+import (
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
+)
+
+type targetKind int
+
+const (
+	kindNode targetKind = iota
+	kindInFlight
+	kindNewClaim
+)
+
+// target is somewhere pods can go: an existing node, an in-flight NodeClaim or a new NodeClaim being planned.
+type target struct {
+	id     int
+	name   string
+	kind   targetKind
+	pool   *poolInfo
+	reqs   scheduling.Requirements // node labels for nodes; requirements for claims
+	labels map[string]string       // existing nodes only
+	// cordoned nodes (unschedulable or being deleted) take no new pods.
+	cordoned bool
+	taints   []corev1.Taint
+	used     vec
+	alloc    vec // fixed for nodes and in-flight claims
+	ports    []hostPort
+	pods     []*podInfo
+	seqs     []int
+	// hostCounts is the per-group pod count on this target for hostname-keyed groups, by group id.
+	hostCounts []int32
+
+	// New claims only.
+	types            []pricedType // compatible with reqs, cheapest first
+	cur              int          // index of the cheapest type that fits used
+	maxAlloc         vec
+	minValuesRelaxed bool
+	hasMinValues     bool
+}
+
+// price is what a new claim costs now (its cheapest fitting type).
+func (t *target) price() float64 {
+	if t.kind != kindNewClaim || t.cur >= len(t.types) {
+		return 0
+	}
+	return t.types[t.cur].price
+}
+
+// capacity is what the claim counts against its pool's limits.
+func (t *target) capacity() vec { return t.types[t.cur].capacity }
+
+// slack is the cpu left in the current type (or node), the key open claims are sorted by.
+func (t *target) slack() int64 {
+	if t.kind == kindNewClaim {
+		return t.types[t.cur].alloc[dimCPU] - t.used[dimCPU]
+	}
+	return t.alloc[dimCPU] - t.used[dimCPU]
+}
+
+// domain returns the target's value for a topology key, and whether it has exactly one.
+func (t *target) domain(key string) (string, bool) {
+	if key == v1.LabelHostname {
+		if t.labels != nil {
+			if h, ok := t.labels[key]; ok {
+				return h, true
+			}
+		}
+		return t.name, true
+	}
+	if t.kind == kindNode {
+		v, ok := t.labels[key]
+		return v, ok
+	}
+	r, ok := t.reqs[key]
+	if !ok || r.Len() != 1 || r.AllowsAbsent() {
+		return "", false
+	}
+	return r.Any()
+}
+
+func portsConflict(have, want []hostPort) (hostPort, bool) {
+	for _, w := range want {
+		for _, h := range have {
+			if h.conflicts(w) {
+				return w, true
+			}
+		}
+	}
+	return hostPort{}, false
+}
+
+// fitNewType returns the index of the first type at or after from that fits used+extra, or -1.
+func fitNewType(types []pricedType, from int, used, extra vec) int {
+	for i := from; i < len(types); i++ {
+		if used.fitsWith(extra, types[i].alloc) {
+			return i
+		}
+	}
+	return -1
+}
+
+// setTypes replaces a claim's type list and recomputes cur and maxAlloc. It returns false when no type fits.
+func (t *target) setTypes(types []pricedType) bool {
+	t.types = types
+	t.maxAlloc = make(vec, len(t.used))
+	for _, ty := range types {
+		for i, a := range ty.alloc {
+			t.maxAlloc[i] = max(t.maxAlloc[i], a)
+		}
+	}
+	zero := make(vec, len(t.used))
+	t.cur = fitNewType(types, 0, t.used, zero)
+	return t.cur >= 0
+}
+
+func newClaimName(pool string, n int) string { return pool + "-" + strconv.Itoa(n) }
+
+// sortedClaims keeps open claims ordered by cpu slack, then id, so that the tightest fit is found by binary
+// search.
+type sortedClaims struct{ list []*target }
+
+func compareSlack(a *target, slack int64, id int) int {
+	if s := a.slack(); s != slack {
+		if s < slack {
+			return -1
+		}
+		return 1
+	}
+	return a.id - id
+}
+
+func (s *sortedClaims) insert(t *target) {
+	i, _ := slices.BinarySearchFunc(s.list, t, func(a, b *target) int { return compareSlack(a, b.slack(), b.id) })
+	s.list = slices.Insert(s.list, i, t)
+}
+
+// remove takes t out; it must be called before t's slack changes.
+func (s *sortedClaims) remove(t *target) {
+	i, found := slices.BinarySearchFunc(s.list, t, func(a, b *target) int { return compareSlack(a, b.slack(), b.id) })
+	if found {
+		s.list = slices.Delete(s.list, i, i+1)
+	}
+}
+
+// firstWithSlack returns the index of the first claim with at least cpu slack.
+func (s *sortedClaims) firstWithSlack(cpu int64) int {
+	i, _ := slices.BinarySearchFunc(s.list, cpu, func(a *target, cpu int64) int { return compareSlack(a, cpu, -1) })
+	return i
+}
