@@ -12,12 +12,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	podmetrics "github.com/lathe-autoscaler/lathe/pkg/controllers/metrics/pod"
 	nodetermination "github.com/lathe-autoscaler/lathe/pkg/controllers/node/termination"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/lifecycle"
+	nodeclaimtermination "github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/termination"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodepool/counter"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodepool/hash"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodepool/readiness"
-	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/lifecycle"
-	nodeclaimtermination "github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/termination"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
 	"github.com/lathe-autoscaler/lathe/pkg/events"
 	"github.com/lathe-autoscaler/lathe/pkg/operator/options"
@@ -75,6 +76,7 @@ func Register(ctx context.Context, deps Deps) error {
 		counter.NewController(counter.Deps{Client: mgr.GetClient(), Registerer: deps.Registry}),
 		readiness.NewController(readiness.Deps{Client: mgr.GetClient(), Clock: deps.Clock}),
 		hash.NewController(hash.Deps{Client: mgr.GetClient()}),
+		podmetrics.NewController(podmetrics.Deps{Client: mgr.GetClient(), Registerer: deps.Registry}),
 	)
 	for _, c := range all {
 		if err := c.Register(ctx, mgr); err != nil {

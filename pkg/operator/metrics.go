@@ -8,12 +8,14 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"runtime"
+	"sort"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
@@ -50,7 +52,7 @@ func newRegistry(version, commit string) (*prometheus.Registry, error) {
 // under /debug/pprof/ when profiling is on.
 func metricsHandler(registry *prometheus.Registry, profiling bool) http.Handler {
 	mux := http.NewServeMux()
-	gatherers := prometheus.Gatherers{crmetrics.Registry, registry}
+	gatherers := firstWins{crmetrics.Registry, registry}
 	mux.Handle("/metrics", promhttp.HandlerFor(gatherers, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
 	if profiling {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
@@ -60,6 +62,32 @@ func metricsHandler(registry *prometheus.Registry, profiling bool) http.Handler 
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
 	return mux
+}
+
+// firstWins gathers from each gatherer in turn and keeps the first family of each name. controller-runtime
+// registers the Go runtime and process collectors in its registry as soon as a controller exists; the
+// Operator's registry has them too, for the case where none does. Plain Gatherers would report the
+// duplicate as an error and fail the whole scrape.
+type firstWins []prometheus.Gatherer
+
+func (g firstWins) Gather() ([]*dto.MetricFamily, error) {
+	seen := map[string]bool{}
+	var out []*dto.MetricFamily
+	var errs prometheus.MultiError
+	for _, gatherer := range g {
+		families, err := gatherer.Gather()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, f := range families {
+			if !seen[f.GetName()] {
+				seen[f.GetName()] = true
+				out = append(out, f)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].GetName() < out[j].GetName() })
+	return out, errs.MaybeUnwrap()
 }
 
 // metricsServer is a manager runnable that serves handler on address on every replica, leader or not.

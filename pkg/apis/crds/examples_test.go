@@ -211,4 +211,3 @@ func getTable(t *testing.T, c interface {
 	}
 	return table
 }
-

@@ -1,0 +1,79 @@
+package pod_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/metrics/pod"
+	"github.com/lathe-autoscaler/lathe/pkg/test/environment"
+)
+
+func TestStartupDurationObservedOncePerPod(t *testing.T) {
+	env, err := environment.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	c := env.Client
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "pause"}}},
+	}
+	if err := c.Create(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	created := p.CreationTimestamp.Time
+	reg := prometheus.NewRegistry()
+	ctrl := pod.NewController(pod.Deps{Client: c, Registerer: reg})
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "web"}}
+	ctx := context.Background()
+	reconcileOK := func() {
+		t.Helper()
+		if _, err := ctrl.Reconcile(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reconcileOK()
+	if got := sampleCountAndSum(t, reg); got.count != 0 {
+		t.Fatalf("a pending pod was observed: %+v", got)
+	}
+	p.Status.Phase = corev1.PodRunning
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(created.Add(42 * time.Second))}}
+	if err := c.Status().Update(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	reconcileOK()
+	reconcileOK() // a second event about the same running pod is not a second observation
+	got := sampleCountAndSum(t, reg)
+	if got.count != 1 || got.sum != 42 {
+		t.Fatalf("count %d sum %v, want 1 and 42", got.count, got.sum)
+	}
+}
+
+type summary struct {
+	count uint64
+	sum   float64
+}
+
+func sampleCountAndSum(t *testing.T, reg *prometheus.Registry) summary {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == "karpenter_pods_startup_duration_seconds" {
+			s := f.GetMetric()[0].GetSummary()
+			return summary{count: s.GetSampleCount(), sum: s.GetSampleSum()}
+		}
+	}
+	t.Fatal("metric not found")
+	return summary{}
+}
