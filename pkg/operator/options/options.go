@@ -117,6 +117,8 @@ type Options struct {
 	KarpenterService string
 	// CloudProvider picks the provider: aws or sim.
 	CloudProvider string
+	// SimLaunchDelay is how long a simulated instance takes to appear as a Node (CLOUD_PROVIDER=sim only).
+	SimLaunchDelay time.Duration
 }
 
 // Parse builds Options from command-line arguments (without the program name) and environment variables read

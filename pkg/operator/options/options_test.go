@@ -107,6 +107,7 @@ func TestFromEnvironment(t *testing.T) {
 		"LOG_ERROR_OUTPUT_PATHS":              "/tmp/lathe-errors.log",
 		"KARPENTER_SERVICE":                   "karpenter",
 		"CLOUD_PROVIDER":                      "aws",
+		"SIM_LAUNCH_DELAY":                    "3s",
 	}))
 	if err != nil {
 		t.Fatalf("Parse() error = %v", err)
@@ -148,6 +149,7 @@ func TestFromEnvironment(t *testing.T) {
 		LogErrorOutputPaths:              []string{"/tmp/lathe-errors.log"},
 		KarpenterService:                 "karpenter",
 		CloudProvider:                    "aws",
+		SimLaunchDelay:                   3 * time.Second,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Parse() from environment\n got: %+v\nwant: %+v", got, want)
@@ -246,6 +248,7 @@ func TestErrors(t *testing.T) {
 		{"unknown preference policy", nil, with(map[string]string{"PREFERENCE_POLICY": "respect"}), []string{"PREFERENCE_POLICY", `"respect"`, "Respect, Ignore"}},
 		{"unknown min values policy", nil, with(map[string]string{"MIN_VALUES_POLICY": "Loose"}), []string{"MIN_VALUES_POLICY", `"Loose"`}},
 		{"unknown cloud provider", nil, with(map[string]string{"CLOUD_PROVIDER": "gcp"}), []string{"CLOUD_PROVIDER", `"gcp"`}},
+		{"negative launch delay", nil, with(map[string]string{"SIM_LAUNCH_DELAY": "-1s"}), []string{"SIM_LAUNCH_DELAY", `"-1s"`}},
 		{"bad bool", nil, with(map[string]string{"DISABLE_LEADER_ELECTION": "yes"}), []string{"DISABLE_LEADER_ELECTION", `"yes"`}},
 		{"unknown feature gate", nil, with(map[string]string{"FEATURE_GATES": "Drift=true"}), []string{"FEATURE_GATES", "Drift", "unknown feature gate"}},
 		{"feature gate without value", nil, with(map[string]string{"FEATURE_GATES": "NodeRepair"}), []string{"FEATURE_GATES", "NodeRepair"}},
