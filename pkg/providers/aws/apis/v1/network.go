@@ -14,10 +14,11 @@ type NetworkInterface struct {
 	// +kubebuilder:validation:Maximum:=31
 	// +required
 	DeviceIndex int32 `json:"deviceIndex"`
-	// InterfaceType is "interface" (ENA, with IP addresses) or "efa-only" (EFA traffic only).
+	// InterfaceType is "interface" (ENA, with IP addresses; the default) or "efa-only" (EFA traffic only).
 	// +kubebuilder:validation:Enum:={interface,efa-only}
-	// +required
-	InterfaceType string `json:"interfaceType"`
+	// +kubebuilder:default=interface
+	// +optional
+	InterfaceType string `json:"interfaceType,omitempty"`
 }
 
 // ConnectionTracking sets idle timeouts of tracked connections.
