@@ -23,6 +23,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/operator"
 	"github.com/lathe-autoscaler/lathe/pkg/operator/logging"
 	"github.com/lathe-autoscaler/lathe/pkg/operator/options"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling/simulate"
 )
 
 // Set at build time: go build -ldflags "-X main.version=v1.2.3 -X main.commit=abc123".
@@ -32,7 +33,22 @@ var (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "simulate" {
+		os.Exit(simulateCommand(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// simulateCommand runs "lathe simulate": the offline scheduling simulator, no cluster needed.
+func simulateCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if err := simulate.Run(context.Background(), args, stdin, stdout, stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "lathe simulate: %v\n", err)
+		return 2
+	}
+	return 0
 }
 
 // run wires settings, logger and operator together and returns the process exit code.
