@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -99,31 +100,44 @@ func (p *Provisioner) Provision(ctx context.Context) (*solver.Plan, error) {
 	return plan, nil
 }
 
-// createNodeClaims creates the plan's NodeClaims; it returns the names the API server gave them, by plan
-// name. Every claim is attempted; the errors are joined.
+// createNodeClaims creates the plan's NodeClaims, several at a time (each create costs the API server its
+// CEL validation); it returns the names the API server gave them, by plan name. Every claim is attempted;
+// the errors are joined.
 func (p *Provisioner) createNodeClaims(ctx context.Context, in solver.Input, plan *solver.Plan) (map[string]string, error) {
 	pools := map[string]*v1.NodePool{}
 	for _, pool := range in.NodePools {
 		pools[pool.Name] = pool
 	}
+	names := make([]string, len(plan.NodeClaims))
+	errs := make([]error, len(plan.NodeClaims))
+	workqueue.ParallelizeUntil(ctx, createParallelism, len(plan.NodeClaims), func(i int) {
+		names[i], errs[i] = p.createNodeClaim(ctx, pools[plan.NodeClaims[i].NodePool], plan.NodeClaims[i])
+	})
 	created := map[string]string{}
-	var errs []error
-	for _, planned := range plan.NodeClaims {
-		claim, err := NewNodeClaim(pools[planned.NodePool], planned)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+	for i, planned := range plan.NodeClaims {
+		if errs[i] == nil {
+			created[planned.Name] = names[i]
 		}
-		if err := p.deps.Client.Create(ctx, claim); err != nil {
-			errs = append(errs, fmt.Errorf("creating nodeclaim for nodepool %s, %w", planned.NodePool, err))
-			continue
-		}
-		created[planned.Name] = claim.Name
-		p.metrics.created(planned)
-		log.FromContext(ctx).Info("created nodeclaim", "NodeClaim", klog.KObj(claim), "NodePool", klog.KRef("", planned.NodePool),
-			"requests", claim.Spec.Resources.Requests, "instanceTypes", len(planned.InstanceTypeNames), "pods", len(planned.Pods))
 	}
 	return created, errors.Join(errs...)
+}
+
+// createParallelism is how many NodeClaims are created at once.
+const createParallelism = 20
+
+// createNodeClaim creates one planned NodeClaim and returns its name.
+func (p *Provisioner) createNodeClaim(ctx context.Context, pool *v1.NodePool, planned solver.NodeClaimPlan) (string, error) {
+	claim, err := NewNodeClaim(pool, planned)
+	if err != nil {
+		return "", err
+	}
+	if err := p.deps.Client.Create(ctx, claim); err != nil {
+		return "", fmt.Errorf("creating nodeclaim for nodepool %s, %w", planned.NodePool, err)
+	}
+	p.metrics.created(planned)
+	log.FromContext(ctx).Info("created nodeclaim", "NodeClaim", klog.KObj(claim), "NodePool", klog.KRef("", planned.NodePool),
+		"requests", claim.Spec.Resources.Requests, "instanceTypes", len(planned.InstanceTypeNames), "pods", len(planned.Pods))
+	return claim.Name, nil
 }
 
 // awaitObserved waits until the cache has seen every NodeClaim just created, so the next pass counts them
