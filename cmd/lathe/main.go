@@ -42,11 +42,15 @@ func main() {
 // simulateCommand runs "lathe simulate": the offline scheduling simulator, no cluster needed.
 func simulateCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := simulate.Run(context.Background(), args, stdin, stdout, stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+		switch {
+		case errors.Is(err, flag.ErrHelp):
 			return 0
+		case errors.Is(err, simulate.ErrUsage):
+			fmt.Fprintf(stderr, "lathe simulate: %v\n", err)
+			return 2
 		}
 		fmt.Fprintf(stderr, "lathe simulate: %v\n", err)
-		return 2
+		return 1
 	}
 	return 0
 }

@@ -213,6 +213,32 @@ func (r Requirement) Intersects(other Requirement) bool {
 	return r.Intersection(other).Len() > 0
 }
 
+// IsSubsetOf reports whether every label state r allows is allowed by other. It may answer false for some
+// subsets it can't decide cheaply (a bounded range against a listed set); callers use it as a fast path.
+func (r Requirement) IsSubsetOf(other Requirement) bool {
+	if r.absentAllowed && !other.absentAllowed {
+		return false
+	}
+	if !r.complement {
+		for _, v := range r.values {
+			if !other.Has(v) {
+				return false
+			}
+		}
+		return true
+	}
+	if !other.complement {
+		return false
+	}
+	for _, v := range other.values {
+		if r.Has(v) {
+			return false
+		}
+	}
+	return (!other.hasLower || (r.hasLower && r.lower >= other.lower)) &&
+		(!other.hasUpper || (r.hasUpper && r.upper <= other.upper))
+}
+
 // Operator returns the node selector operator that best describes the requirement.
 func (r Requirement) Operator() corev1.NodeSelectorOperator {
 	switch {

@@ -2,6 +2,7 @@ package scheduling_test
 
 import (
 	"errors"
+	"math"
 	"math/rand"
 	"strconv"
 	"testing"
@@ -162,6 +163,16 @@ func TestRequirementProperties(t *testing.T) {
 		}
 		if anyShared && ab.IsEmpty() {
 			t.Fatalf("%s ∩ %s reported empty but a shared value exists", a, b)
+		}
+		if !ab.IsSubsetOf(a) && ab.Len() != math.MaxInt && !ab.IsEmpty() && ab.Operator() == corev1.NodeSelectorOpIn {
+			t.Fatalf("%s ∩ %s = %s not reported as a subset of %s", a, b, ab, a)
+		}
+		if a.IsSubsetOf(b) {
+			for j, v := range values {
+				if a.Matches(v, presents[j]) && !b.Matches(v, presents[j]) {
+					t.Fatalf("%s reported subset of %s but allows %q/%v", a, b, v, presents[j])
+				}
+			}
 		}
 		if !ab.IsEmpty() && !a.Intersects(ab) {
 			t.Fatalf("%s is not compatible with its intersection %s", a, ab)

@@ -74,3 +74,16 @@ func BenchmarkPreference(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSelectorDiverse is diverse(N) where every pod also selects arch and os, the common case of pods
+// carrying node requirements.
+func BenchmarkSelectorDiverse(b *testing.B) {
+	its := catalog.KarpenterBenchmark()
+	for _, n := range []int{1000, 5000} {
+		pods := workload.Diverse(n)
+		for _, p := range pods {
+			p.Spec.NodeSelector = map[string]string{v1.LabelArch: "amd64", v1.LabelOS: "linux"}
+		}
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) { runBenchmark(b, pods, its, solver.Options{}) })
+	}
+}

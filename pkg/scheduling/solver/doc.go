@@ -16,9 +16,12 @@
 //	            2. open new NodeClaims, by lowest marginal cost (price after adding the pod minus price
 //	               before), ties to the tightest fit
 //	            3. a new NodeClaim from the highest-weight NodePool that can hold the pod
+//	improve   interchangeable pods (same labels, no constraints of their own) are swapped between claims
+//	          when both claims then fit cheaper types
 //	finish    each new NodeClaim gets the instance types that fit its pods, cheapest first, at most
 //	          Options.MaxInstanceTypes, keeping minValues
 //	explain   every unplaced pod gets one reason per NodePool
 //
-// The cheapest plan over the tried orders wins (fewest unplaced pods first, then price).
+// The orders run in parallel; the cheapest plan wins (fewest unplaced pods first, then price, then the
+// order listed first).
 package solver

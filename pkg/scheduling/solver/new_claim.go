@@ -34,12 +34,12 @@ func (r *run) tryPool(p *podInfo, att *attempt, pool *poolInfo, explain bool) (*
 	if err := scheduling.Tolerates(p.tolerations, pool.taints, att.preferNoSchedule); err != nil {
 		return fail("%s", err.Error())
 	}
-	merged, ok := mergeTerms(pool.reqs, att.terms)
+	merged, ok := mergeTerms(pool.reqs, att.terms, r.prep.compat)
 	if !ok {
 		if !explain {
 			return nil, "x"
 		}
-		return fail("incompatible requirements, %s", pool.reqs.Compatible(att.terms[0], scheduling.AllowUndefinedWellKnown()).Error())
+		return fail("incompatible requirements, %s", pool.reqs.Compatible(att.terms[0], r.prep.compat).Error())
 	}
 	if merged == nil {
 		merged = pool.reqs
@@ -78,7 +78,8 @@ func (r *run) tryPool(p *podInfo, att *attempt, pool *poolInfo, explain bool) (*
 	}
 	if idx >= len(types) {
 		i := pool.limitExceededIn(r.inUse[pool], types[fitNewType(types, 0, t.used, p.requests)].capacity)
-		return fail("limit %s reached (%s in use)", r.prep.dims.format(i, pool.limits[i]), r.prep.dims.format(i, r.inUse[pool][i]))
+		dims := r.prep.dims
+		return fail("limit %s %s reached (%s in use)", dims.names[i], dims.amount(i, pool.limits[i]), dims.amount(i, r.inUse[pool][i]))
 	}
 	if relaxed, why := r.checkMinValues(t, types[idx:], p); why != "" {
 		return fail("%s", why)

@@ -128,6 +128,9 @@ func (r *run) mixLowerBound(requests vec) float64 {
 	for _, pool := range r.prep.pools {
 		for _, t := range pool.types {
 			if t.alloc[dimCPU] > 0 && t.alloc[dimMemory] > 0 {
+				if t.price <= 0 {
+					return 0 // a free type makes any amount free
+				}
 				shapes = append(shapes, shape{float64(t.alloc[dimCPU]), float64(t.alloc[dimMemory]), t.price})
 			}
 		}
@@ -136,6 +139,20 @@ func (r *run) mixLowerBound(requests vec) float64 {
 	if len(shapes) == 0 || (cpu == 0 && mem == 0) {
 		return 0
 	}
+	// Only types that no other type beats on both cpu and memory per dollar can be in the optimum: keep
+	// that Pareto frontier (usually a few dozen types) before trying pairs.
+	slices.SortFunc(shapes, func(a, b shape) int {
+		return cmp.Or(cmp.Compare(b.cpu/b.price, a.cpu/a.price), cmp.Compare(b.mem/b.price, a.mem/a.price))
+	})
+	frontier := shapes[:0]
+	bestMem := -1.0
+	for _, sh := range shapes {
+		if perDollar := sh.mem / sh.price; perDollar > bestMem {
+			frontier = append(frontier, sh)
+			bestMem = perDollar
+		}
+	}
+	shapes = frontier
 	best := math.Inf(1)
 	for i, a := range shapes {
 		best = min(best, a.price*max(cpu/a.cpu, mem/a.mem))

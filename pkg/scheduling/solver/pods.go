@@ -3,7 +3,6 @@ package solver
 import (
 	"fmt"
 	"slices"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -15,8 +14,7 @@ import (
 type podInfo struct {
 	pod   *corev1.Pod
 	ref   PodRef
-	index int // position in Input.Pods, for deterministic ordering
-	bound bool
+	index int // position in Input.Pods (negative for pods already bound), for deterministic ordering
 
 	requests    vec
 	terms       []scheduling.Requirements // required node affinity terms (ORed), with nodeSelector and volume zones
@@ -251,5 +249,3 @@ func (p *podInfo) attempts(policy PreferencePolicy) []attempt {
 	last.relaxed++
 	return append(out, last)
 }
-
-func describePod(p *podInfo) string { return p.ref.String() + " (#" + strconv.Itoa(p.index) + ")" }

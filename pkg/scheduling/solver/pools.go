@@ -143,7 +143,14 @@ func newPoolInfo(np *v1.NodePool, its cloudprovider.InstanceTypes, dims *resourc
 func toOptions(its cloudprovider.InstanceTypes, dims *resourceDims) []*typeOption {
 	out := make([]*typeOption, 0, len(its))
 	for _, it := range its {
-		out = append(out, &typeOption{it: it, alloc: dims.vec(it.Allocatable()), capacity: dims.vec(it.Capacity)})
+		capacity := dims.vec(it.Capacity)
+		alloc := capacity.clone()
+		for _, overhead := range []corev1.ResourceList{it.Overhead.KubeReserved, it.Overhead.SystemReserved, it.Overhead.EvictionThreshold} {
+			for i, amount := range dims.vec(overhead) {
+				alloc[i] = max(0, alloc[i]-amount)
+			}
+		}
+		out = append(out, &typeOption{it: it, alloc: alloc, capacity: capacity})
 	}
 	return out
 }

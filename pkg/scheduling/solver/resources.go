@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -83,15 +84,20 @@ func (d *resourceDims) list(v vec) corev1.ResourceList {
 	return out
 }
 
-// format renders one dimension for people: "1.2 cpu", "3.5Gi memory", "4 pods".
+// format renders an amount of one dimension with its name: "1.2 cpu", "3.5Gi memory", "4 pods".
 func (d *resourceDims) format(i int, amount int64) string {
+	return d.amount(i, amount) + " " + string(d.names[i])
+}
+
+// amount renders an amount of one dimension without its name: "1.2", "3.5Gi", "4".
+func (d *resourceDims) amount(i int, amount int64) string {
 	switch {
 	case i == dimCPU:
-		return fmt.Sprintf("%s cpu", trimFloat(float64(amount)/1000))
+		return trimFloat(float64(amount) / 1000)
 	case i == dimMemory || d.names[i] == corev1.ResourceEphemeralStorage:
-		return fmt.Sprintf("%sGi %s", trimFloat(float64(amount)/(1<<30)), d.names[i])
+		return trimFloat(float64(amount)/(1<<30)) + "Gi"
 	}
-	return fmt.Sprintf("%d %s", amount, d.names[i])
+	return strconv.FormatInt(amount, 10)
 }
 
 func trimFloat(f float64) string {

@@ -25,6 +25,7 @@ type run struct {
 	lastAtt  map[*podInfo]attempt
 	perPool  map[*poolInfo]int
 	counts   *groupCounts
+	scratch  []vec // reusable vectors for the improvement pass
 	// typeCache holds instance types priced under narrowed requirements, by pool and requirements.
 	typeCache map[string][]pricedType
 }
@@ -259,7 +260,7 @@ func (r *run) evaluate(p *podInfo, att *attempt, c *target) (claimChoice, bool) 
 	if len(c.taints) > 0 && scheduling.Tolerates(p.tolerations, c.taints, att.preferNoSchedule) != nil {
 		return claimChoice{}, false
 	}
-	merged, ok := mergeTerms(c.reqs, att.terms)
+	merged, ok := mergeTerms(c.reqs, att.terms, r.prep.compat)
 	if !ok {
 		return claimChoice{}, false
 	}
@@ -368,17 +369,29 @@ func cheapestPriceWithPins(offerings cloudprovider.Offerings, reqs scheduling.Re
 
 // mergeTerms intersects the claim's requirements with the first compatible pod term. It returns nil (and
 // true) when a term adds nothing, so the caller can keep the claim's requirements.
-func mergeTerms(reqs scheduling.Requirements, terms []scheduling.Requirements) (scheduling.Requirements, bool) {
+func mergeTerms(reqs scheduling.Requirements, terms []scheduling.Requirements, opts scheduling.CompatibilityOptions) (scheduling.Requirements, bool) {
 	for _, t := range terms {
-		if len(t) == 0 {
+		if len(t) == 0 || impliedBy(reqs, t) {
 			return nil, true
 		}
-		if reqs.Compatible(t, scheduling.AllowUndefinedWellKnown()) != nil {
+		if reqs.Compatible(t, opts) != nil {
 			continue
 		}
 		return reqs.Intersection(t), true
 	}
 	return nil, false
+}
+
+// impliedBy reports whether the claim's requirements already guarantee the term (every key of the term is
+// constrained by the claim to a subset of what the term allows).
+func impliedBy(reqs, term scheduling.Requirements) bool {
+	for k, want := range term {
+		have, ok := reqs[k]
+		if !ok || !have.IsSubsetOf(want) {
+			return false
+		}
+	}
+	return true
 }
 
 // apply puts the pod on an open claim as priced by evaluate.

@@ -24,6 +24,8 @@ type prepared struct {
 	pools     []*poolInfo
 	nodes     []*target // existing nodes then in-flight claims, baseline state
 	poolUsage map[*poolInfo]vec
+	// compat lets pods require well-known labels a NodePool leaves to its instance types.
+	compat scheduling.CompatibilityOptions
 }
 
 // Solve places the pods. It returns an error only for a cancelled context; everything it can't place is
@@ -44,6 +46,7 @@ func Solve(ctx context.Context, in Input, opts Options) (*Plan, error) {
 			defer wg.Done()
 			r := newRun(prep)
 			if errs[i] = r.placeAll(ctx, prep.order(order)); errs[i] == nil {
+				r.improve()
 				plans[i] = r.plan(order)
 			}
 		}()
@@ -79,7 +82,8 @@ func prepare(in Input, opts Options) *prepared {
 			lists = append(lists, it.Capacity)
 		}
 	}
-	prep := &prepared{opts: opts, dims: newResourceDims(lists), topo: newTopology(), poolUsage: map[*poolInfo]vec{}}
+	prep := &prepared{opts: opts, dims: newResourceDims(lists), topo: newTopology(), poolUsage: map[*poolInfo]vec{},
+		compat: scheduling.AllowUndefinedWellKnown()}
 	volumes := newVolumeIndex(in.Volumes)
 	for i, pod := range in.Pods {
 		prep.pods = append(prep.pods, newPodInfo(pod, i, prep.dims, prep.topo, volumes))
@@ -179,7 +183,6 @@ func (prep *prepared) addTarget(t *target, pods []*corev1.Pod, volumes *volumeIn
 	})
 	for _, pod := range sorted {
 		p := newPodInfo(pod, -1-len(prep.bound), prep.dims, prep.topo, volumes)
-		p.bound = true
 		t.used.addInPlace(p.requests)
 		t.ports = append(t.ports, p.ports...)
 		prep.bound = append(prep.bound, p)

@@ -44,7 +44,7 @@ func TestUnschedulableReasons(t *testing.T) {
 				Status:     corev1.NodeStatus{Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8")}},
 			}}}
 			return in
-		}(), []string{"nodepool spot: limit 10 cpu reached (8 cpu in use)"}},
+		}(), []string{"nodepool spot: limit cpu 10 reached (8 in use)"}},
 		{"existing nodes", func() solver.Input {
 			in := input([]*corev1.Pod{pod("p", "3", "1Gi")}, nodePool("gpu", gpuTaint))
 			small := func(name string, cordoned bool) solver.ExistingNode {

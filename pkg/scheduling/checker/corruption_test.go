@@ -1,0 +1,106 @@
+package checker_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/catalog"
+	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling/checker"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
+)
+
+func smallPod(name string, mutate ...func(*corev1.Pod)) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{"app": "web"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("512Mi")}}}}}}
+	for _, m := range mutate {
+		m(p)
+	}
+	return p
+}
+
+func withPool(pods []*corev1.Pod, mutate ...func(*v1.NodePool)) solver.Input {
+	np := &v1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+	for _, m := range mutate {
+		m(np)
+	}
+	return solver.Input{Pods: pods, NodePools: []*v1.NodePool{np},
+		InstanceTypes: map[string]cloudprovider.InstanceTypes{"default": catalog.KarpenterBenchmark()[:16]}}
+}
+
+// mergeClaims moves every pod onto the first claim, keeping sequences.
+func mergeClaims(p *solver.Plan) {
+	first := &p.NodeClaims[0]
+	for i := 1; i < len(p.NodeClaims); i++ {
+		first.Pods = append(first.Pods, p.NodeClaims[i].Pods...)
+		first.Sequences = append(first.Sequences, p.NodeClaims[i].Sequences...)
+		p.NodeClaims[i].Pods, p.NodeClaims[i].Sequences = nil, nil
+	}
+}
+
+func TestDetectsConstraintViolations(t *testing.T) {
+	spread := func(key string) func(*corev1.Pod) {
+		return func(p *corev1.Pod) {
+			p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: key, WhenUnsatisfiable: corev1.DoNotSchedule,
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
+		}
+	}
+	var spreadPods, portPods []*corev1.Pod
+	for i := range 4 {
+		spreadPods = append(spreadPods, smallPod(fmt.Sprintf("s-%d", i), spread(v1.LabelHostname)))
+		portPods = append(portPods, smallPod(fmt.Sprintf("p-%d", i), func(p *corev1.Pod) { p.Spec.Containers[0].Ports = []corev1.ContainerPort{{HostPort: 80}} }))
+	}
+	cases := []struct {
+		name    string
+		in      solver.Input
+		corrupt func(*solver.Plan, *solver.Input)
+		want    string
+	}{
+		{"hostname spread", withPool(spreadPods), func(p *solver.Plan, _ *solver.Input) { mergeClaims(p) }, "topology spread"},
+		{"host ports", withPool(portPods), func(p *solver.Plan, _ *solver.Input) { mergeClaims(p) }, "host port"},
+		{"taint", withPool([]*corev1.Pod{smallPod("a")}), func(_ *solver.Plan, in *solver.Input) {
+			in.NodePools[0].Spec.Template.Spec.Taints = []corev1.Taint{{Key: "gpu", Effect: corev1.TaintEffectNoSchedule}}
+		}, "not tolerated"},
+		{"limit", withPool([]*corev1.Pod{smallPod("a")}), func(_ *solver.Plan, in *solver.Input) {
+			in.NodePools[0].Spec.Limits = v1.Limits{corev1.ResourceCPU: resource.MustParse("100m")}
+		}, "exceeds limit"},
+		{"price order", withPool([]*corev1.Pod{smallPod("a")}), func(p *solver.Plan, _ *solver.Input) {
+			its := p.NodeClaims[0].InstanceTypes
+			its[0], its[1] = its[1], its[0]
+		}, "cheapest first"},
+		{"node selector", withPool([]*corev1.Pod{smallPod("a")}), func(_ *solver.Plan, in *solver.Input) {
+			in.Pods[0].Spec.NodeSelector = map[string]string{v1.LabelTopologyZone: "elsewhere"}
+		}, "satisfy none"},
+		{"unknown pod", withPool([]*corev1.Pod{smallPod("a")}), func(p *solver.Plan, _ *solver.Input) {
+			p.Unschedulable = append(p.Unschedulable, solver.UnschedulablePod{Pod: solver.PodRef{Namespace: "x", Name: "y"}, Reasons: []solver.Reason{{Message: "m"}}})
+		}, "unknown pod"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			plan, err := solver.Solve(context.Background(), tc.in, solver.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := checker.Check(tc.in, plan, checker.Options{}); err != nil {
+				t.Fatalf("valid plan rejected: %v", err)
+			}
+			in := tc.in
+			in.NodePools = []*v1.NodePool{tc.in.NodePools[0].DeepCopy()}
+			in.Pods = append([]*corev1.Pod{}, tc.in.Pods...)
+			in.Pods[0] = tc.in.Pods[0].DeepCopy()
+			tc.corrupt(plan, &in)
+			err = checker.Check(in, plan, checker.Options{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v, want one mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
