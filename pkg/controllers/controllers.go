@@ -50,8 +50,10 @@ func Register(ctx context.Context, deps Deps) error {
 		return err
 	}
 	recorder := events.NewRecorder(mgr.GetEventRecorderFor("karpenter"), deps.Clock)
+	cluster := state.NewCluster(state.Deps{Reader: mgr.GetClient(), Clock: deps.Clock, Registerer: deps.Registry})
 	provisioner := provisioning.NewProvisioner(provisioning.Deps{
 		Client:            mgr.GetClient(),
+		Cluster:           cluster,
 		CloudProvider:     cloud,
 		Clock:             deps.Clock,
 		Recorder:          recorder,
@@ -63,7 +65,6 @@ func Register(ctx context.Context, deps Deps) error {
 			MinValuesPolicy:  scheduling.MinValuesPolicy(deps.Options.MinValuesPolicy),
 		},
 	})
-	cluster := state.NewCluster(state.Deps{Reader: mgr.GetClient(), Clock: deps.Clock, Registerer: deps.Registry})
 	all := providerControllers
 	for _, c := range informer.NewControllers(mgr.GetClient(), cluster) {
 		all = append(all, c)

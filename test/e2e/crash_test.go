@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"syscall"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
 	eventsfake "github.com/lathe-autoscaler/lathe/pkg/events/fake"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/sim"
+	"github.com/lathe-autoscaler/lathe/pkg/test/informed"
 )
 
 // killLathe ends the lathe process with SIGKILL, as a crash or an OOM kill would: no cleanup runs.
@@ -99,13 +101,22 @@ func exactlyOneInstanceEach(t testing.TB) {
 // it leaves exactly the state a lathe that crashed right after creating its NodeClaims leaves.
 func provisionInProcess(t testing.TB, cloud *sim.CloudProvider) {
 	t.Helper()
+	view, err := informed.Start(s.cluster.RESTConfig(), s.kubeClient.Scheme())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer view.Stop()
 	p := provisioning.NewProvisioner(provisioning.Deps{
-		Client: s.kubeClient, CloudProvider: cloud, Clock: clock.RealClock{}, Recorder: &eventsfake.Recorder{},
+		Client: view.Client, Cluster: view.State, CloudProvider: cloud, Clock: clock.RealClock{}, Recorder: &eventsfake.Recorder{},
 		Registerer: prometheus.NewRegistry(), BatchIdleDuration: time.Second, BatchMaxDuration: 10 * time.Second,
 	})
-	if _, err := p.Provision(context.Background()); err != nil {
-		t.Fatalf("provisioning: %v", err)
-	}
+	eventually(t, time.Minute, "a provisioning pass with the cluster state synced", func(ctx context.Context) (bool, error) {
+		plan, err := p.Provision(ctx)
+		if errors.Is(err, provisioning.ErrNotSynced) {
+			return false, nil
+		}
+		return err == nil && len(plan.NodeClaims) > 0, err
+	})
 }
 
 func newSimCloud(t testing.TB) *sim.CloudProvider {

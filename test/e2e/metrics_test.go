@@ -27,10 +27,12 @@ func TestMetricsUnderKarpenterNames(t *testing.T) {
 		return err == nil && strings.Contains(body, "karpenter_nodeclaims_terminated_total{"), err
 	})
 	runningPods(t, ns, "web", 1, 2*time.Minute)
-	body, err := scrape()
-	if err != nil {
-		t.Fatal(err)
-	}
+	var body string
+	eventually(t, time.Minute, "the nodepool usage series", func(ctx context.Context) (bool, error) {
+		var err error
+		body, err = scrape()
+		return err == nil && strings.Contains(body, `karpenter_nodepools_usage{nodepool="default",resource_type="cpu"}`), err
+	})
 	for _, name := range []string{
 		"karpenter_nodeclaims_created_total{",
 		"karpenter_nodeclaims_terminated_total{",

@@ -15,8 +15,9 @@ const Never = "Never"
 type NillableDuration struct {
 	*time.Duration `json:"-"`
 
-	// raw keeps the exact bytes that were decoded, so a value round-trips unchanged.
-	raw []byte
+	// Raw keeps the exact bytes that were decoded, so a value round-trips unchanged. It is exported so
+	// that reflection-based comparisons (equality.Semantic.DeepEqual) can read it.
+	Raw []byte `json:"-"`
 }
 
 // MustParseNillableDuration parses "Never" or a Go duration, and panics on anything else. For constants and tests.
@@ -31,7 +32,7 @@ func MustParseNillableDuration(s string) NillableDuration {
 // ParseNillableDuration parses "Never" or a Go duration.
 func ParseNillableDuration(s string) (NillableDuration, error) {
 	if s == Never {
-		return NillableDuration{raw: []byte(`"` + Never + `"`)}, nil
+		return NillableDuration{Raw: []byte(`"` + Never + `"`)}, nil
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
@@ -62,14 +63,14 @@ func (d *NillableDuration) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*d = parsed
-	d.raw = append([]byte(nil), b...)
+	d.Raw = append([]byte(nil), b...)
 	return nil
 }
 
 // MarshalJSON writes the value as it was read, or "Never" / the Go duration text.
 func (d NillableDuration) MarshalJSON() ([]byte, error) {
-	if d.raw != nil {
-		return d.raw, nil
+	if d.Raw != nil {
+		return d.Raw, nil
 	}
 	return json.Marshal(d.String())
 }
@@ -81,8 +82,8 @@ func (d *NillableDuration) DeepCopyInto(out *NillableDuration) {
 		v := *d.Duration
 		out.Duration = &v
 	}
-	if d.raw != nil {
-		out.raw = append([]byte(nil), d.raw...)
+	if d.Raw != nil {
+		out.Raw = append([]byte(nil), d.Raw...)
 	}
 }
 

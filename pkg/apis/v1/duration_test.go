@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 )
 
@@ -76,5 +78,24 @@ func TestIsRestrictedLabel(t *testing.T) {
 	}
 	if v1.NormalizeLabelKey("failure-domain.beta.kubernetes.io/zone") != v1.LabelTopologyZone {
 		t.Error("beta zone label not normalised")
+	}
+}
+
+// TestNillableDurationComparable guards against an unexported field: the cluster state compares NodeClaim
+// specs with equality.Semantic.DeepEqual, which panics on unexported fields.
+func TestNillableDurationComparable(t *testing.T) {
+	var a, b v1.NodeClaimSpec
+	if err := json.Unmarshal([]byte(`{"expireAfter":"720h","requirements":[]}`), &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(`{"expireAfter":"720h","requirements":[]}`), &b); err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(a, b) {
+		t.Error("equal specs compare unequal")
+	}
+	b.ExpireAfter = v1.MustParseNillableDuration("1h")
+	if equality.Semantic.DeepEqual(a, b) {
+		t.Error("different expiries compare equal")
 	}
 }

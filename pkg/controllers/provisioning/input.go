@@ -2,11 +2,11 @@ package provisioning
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -15,6 +15,7 @@ import (
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
+	"github.com/lathe-autoscaler/lathe/pkg/state"
 )
 
 // isEphemeralTaint reports whether a starting node carries the taint only until it is ready; a node that
@@ -29,21 +30,22 @@ func isEphemeralTaint(key string) bool {
 	return false
 }
 
-// readInput gathers the solver's input from the cluster: the pending pods, the pools and what they may
-// launch, the nodes with their pods, the NodeClaims still launching, daemonsets and volumes.
+// ErrNotSynced means the cluster state does not reflect the API server yet; provisioning now could launch
+// capacity for pods that NodeClaims the state has not seen already hold.
+var ErrNotSynced = errors.New("cluster state not synced")
+
+// readInput gathers the solver's input: the pending pods, the pools and what they may launch, and volumes
+// from the cache; the nodes with their pods, the NodeClaims still launching and the daemonsets from a
+// snapshot of the cluster state.
 func (p *Provisioner) readInput(ctx context.Context) (solver.Input, error) {
 	var in solver.Input
+	if !p.deps.Cluster.Synced(ctx) {
+		return in, ErrNotSynced
+	}
+	snapshot := p.deps.Cluster.Snapshot()
 	var pods corev1.PodList
 	if err := p.deps.Client.List(ctx, &pods); err != nil {
 		return in, fmt.Errorf("listing pods, %w", err)
-	}
-	var nodes corev1.NodeList
-	if err := p.deps.Client.List(ctx, &nodes); err != nil {
-		return in, fmt.Errorf("listing nodes, %w", err)
-	}
-	var claims v1.NodeClaimList
-	if err := p.deps.Client.List(ctx, &claims); err != nil {
-		return in, fmt.Errorf("listing nodeclaims, %w", err)
 	}
 	pools, instanceTypes, err := p.readPools(ctx)
 	if err != nil {
@@ -51,10 +53,8 @@ func (p *Provisioner) readInput(ctx context.Context) (solver.Input, error) {
 	}
 	in.NodePools, in.InstanceTypes = pools, instanceTypes
 	in.Pods = pendingPods(pods.Items)
-	in.Nodes, in.InFlight = existingCapacity(nodes.Items, claims.Items, pods.Items)
-	if in.DaemonSets, err = listDaemonSets(ctx, p.deps.Client); err != nil {
-		return in, err
-	}
+	in.Nodes, in.InFlight = existingCapacity(snapshot)
+	in.DaemonSets = snapshot.DaemonSets
 	if in.Volumes, err = listVolumes(ctx, p.deps.Client); err != nil {
 		return in, err
 	}
@@ -100,43 +100,24 @@ func pendingPods(all []corev1.Pod) []*corev1.Pod {
 	return out
 }
 
-// existingCapacity splits the cluster into nodes (with their bound pods) and NodeClaims still launching.
-// Nodes being deleted are left out: their pods will need room elsewhere.
-func existingCapacity(nodes []corev1.Node, claims []v1.NodeClaim, pods []corev1.Pod) ([]solver.ExistingNode, []solver.InFlightNodeClaim) {
-	claimByProviderID := map[string]*v1.NodeClaim{}
-	for i := range claims {
-		if id := claims[i].Status.ProviderID; id != "" {
-			claimByProviderID[id] = &claims[i]
-		}
-	}
-	podsByNode := map[string][]*corev1.Pod{}
-	for i := range pods {
-		pod := &pods[i]
-		if pod.Spec.NodeName != "" && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
-			podsByNode[pod.Spec.NodeName] = append(podsByNode[pod.Spec.NodeName], pod)
-		}
-	}
-	registered := map[string]bool{}
+// existingCapacity turns the snapshot into the solver's nodes (with their bound pods) and NodeClaims still
+// launching. Machines marked for deletion are left out: their pods will need room elsewhere.
+func existingCapacity(snapshot *state.Snapshot) ([]solver.ExistingNode, []solver.InFlightNodeClaim) {
 	var existing []solver.ExistingNode
-	for i := range nodes {
-		node := &nodes[i]
-		claim := claimByProviderID[node.Spec.ProviderID]
-		if claim != nil {
-			registered[claim.Name] = true
-		}
-		if node.DeletionTimestamp != nil || (claim != nil && claim.DeletionTimestamp != nil) {
+	for _, n := range snapshot.Nodes {
+		if n.MarkedForDeletion {
 			continue
 		}
-		if claim != nil && !meta.IsStatusConditionTrue(claim.Status.Conditions, v1.ConditionTypeInitialized) {
-			node = withoutStartupTaints(node, claim)
+		node := n.Node
+		if n.NodeClaim != nil && !meta.IsStatusConditionTrue(n.NodeClaim.Status.Conditions, v1.ConditionTypeInitialized) {
+			node = withoutStartupTaints(node, n.NodeClaim)
 		}
-		existing = append(existing, solver.ExistingNode{Node: node, Pods: podsByNode[node.Name]})
+		existing = append(existing, solver.ExistingNode{Node: node, Pods: n.Pods})
 	}
 	var inFlight []solver.InFlightNodeClaim
-	for i := range claims {
-		claim := &claims[i]
-		if claim.DeletionTimestamp == nil && !registered[claim.Name] {
-			inFlight = append(inFlight, solver.InFlightNodeClaim{NodeClaim: claim})
+	for _, c := range snapshot.InFlight {
+		if !c.MarkedForDeletion {
+			inFlight = append(inFlight, solver.InFlightNodeClaim{NodeClaim: c.NodeClaim})
 		}
 	}
 	return existing, inFlight
@@ -152,14 +133,6 @@ func withoutStartupTaints(node *corev1.Node, claim *v1.NodeClaim) *corev1.Node {
 		return slices.ContainsFunc(claim.Spec.StartupTaints, func(s corev1.Taint) bool { return s.MatchTaint(&t) })
 	})
 	return out
-}
-
-func listDaemonSets(ctx context.Context, c client.Reader) ([]*appsv1.DaemonSet, error) {
-	var list appsv1.DaemonSetList
-	if err := c.List(ctx, &list); err != nil {
-		return nil, fmt.Errorf("listing daemonsets, %w", err)
-	}
-	return pointers(list.Items), nil
 }
 
 func listVolumes(ctx context.Context, c client.Reader) (solver.Volumes, error) {

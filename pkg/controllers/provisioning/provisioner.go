@@ -20,12 +20,15 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	"github.com/lathe-autoscaler/lathe/pkg/events"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
+	"github.com/lathe-autoscaler/lathe/pkg/state"
 )
 
 // Deps are what the provisioner needs.
 type Deps struct {
 	// Client reads from the manager's cache and writes to the API server.
-	Client        client.Client
+	Client client.Client
+	// Cluster is the cluster state: nodes, their pods, NodeClaims in flight, daemonsets.
+	Cluster       ClusterState
 	CloudProvider cloudprovider.CloudProvider
 	Clock         clock.Clock
 	Recorder      events.Recorder
@@ -35,6 +38,14 @@ type Deps struct {
 	BatchMaxDuration  time.Duration
 	// SolverOptions carry the preference and minValues policies.
 	SolverOptions solver.Options
+}
+
+// ClusterState is what the provisioner reads of pkg/state.
+type ClusterState interface {
+	// Synced reports whether the state reflects every Node and NodeClaim the API server has.
+	Synced(ctx context.Context) bool
+	// Snapshot returns a deep copy of the state.
+	Snapshot() *state.Snapshot
 }
 
 // Provisioner turns batches of pending pods into NodeClaims.
@@ -61,7 +72,12 @@ func (p *Provisioner) Trigger() { p.batcher.Trigger() }
 func (p *Provisioner) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("provisioner")
 	for p.batcher.Wait(ctx) {
-		if _, err := p.Provision(log.IntoContext(ctx, logger)); err != nil {
+		_, err := p.Provision(log.IntoContext(ctx, logger))
+		switch {
+		case errors.Is(err, ErrNotSynced):
+			logger.V(1).Info("waiting for cluster state to sync")
+			p.batcher.Trigger()
+		case err != nil:
 			logger.Error(err, "provisioning failed")
 			p.batcher.Trigger()
 		}

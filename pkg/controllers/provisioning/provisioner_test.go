@@ -2,6 +2,7 @@ package provisioning_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -20,10 +22,19 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider/fake"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
 	eventsfake "github.com/lathe-autoscaler/lathe/pkg/events/fake"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
+	"github.com/lathe-autoscaler/lathe/pkg/state"
 	"github.com/lathe-autoscaler/lathe/pkg/test/environment"
+	"github.com/lathe-autoscaler/lathe/pkg/test/informed"
 )
 
-var env *environment.Environment
+var (
+	env *environment.Environment
+	// cachedClient and cluster are a manager's cache and the cluster state its informers feed, as in
+	// production.
+	cachedClient client.Client
+	cluster      *state.Cluster
+)
 
 func TestMain(m *testing.M) {
 	var err error
@@ -31,12 +42,62 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	stop, err := startState()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		_ = env.Stop()
+		os.Exit(1)
+	}
 	code := m.Run()
+	stop()
 	if err := env.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		code = 1
 	}
 	os.Exit(code)
+}
+
+// startState runs a manager with the cluster-state informers against the test API server.
+func startState() (func(), error) {
+	view, err := informed.Start(env.Config, env.Scheme)
+	if err != nil {
+		return nil, err
+	}
+	cachedClient, cluster = view.Client, view.State
+	return view.Stop, nil
+}
+
+// provision runs one provisioning pass once the cluster state has caught up with the API server and the
+// cache shows the pending pods.
+func provision(t *testing.T, p *provisioning.Provisioner, pendingPods int) *solver.Plan {
+	t.Helper()
+	ctx := context.Background()
+	var plan *solver.Plan
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		var pods corev1.PodList
+		if err := cachedClient.List(ctx, &pods, client.InNamespace("default")); err != nil {
+			return false, err
+		}
+		pending := 0
+		for i := range pods.Items {
+			if ok, _ := provisioning.Provisionable(&pods.Items[i]); ok {
+				pending++
+			}
+		}
+		if pending < pendingPods {
+			return false, nil
+		}
+		var err error
+		plan, err = p.Provision(ctx)
+		if errors.Is(err, provisioning.ErrNotSynced) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if err != nil {
+		t.Fatalf("provisioning: %v", err)
+	}
+	return plan
 }
 
 // harness is a provisioner over the test API server with a fake cloud and event recorder.
@@ -49,7 +110,7 @@ func newHarness() *harness {
 	rec := &eventsfake.Recorder{}
 	cloud := fake.New(catalog.KarpenterBenchmark()[:64]...)
 	p := provisioning.NewProvisioner(provisioning.Deps{
-		Client: env.Client, CloudProvider: cloud, Clock: clocktesting.NewFakeClock(time.Now()), Recorder: rec,
+		Client: cachedClient, Cluster: cluster, CloudProvider: cloud, Clock: clocktesting.NewFakeClock(time.Now()), Recorder: rec,
 		Registerer: prometheus.NewRegistry(), BatchIdleDuration: time.Second, BatchMaxDuration: 10 * time.Second,
 	})
 	return &harness{provisioner: p, recorder: rec}
@@ -126,10 +187,7 @@ func TestProvisionCreatesNodeClaimsOnce(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		createPendingPod(t, fmt.Sprintf("web-%d", i), "1", nil)
 	}
-	plan, err := h.provisioner.Provision(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := provision(t, h.provisioner, 3)
 	claims := listClaims(t)
 	if len(claims) == 0 || len(claims) != len(plan.NodeClaims) {
 		t.Fatalf("created %d nodeclaims, plan has %d", len(claims), len(plan.NodeClaims))
@@ -149,9 +207,7 @@ func TestProvisionCreatesNodeClaimsOnce(t *testing.T) {
 		t.Errorf("%d Nominated events, want 3", got)
 	}
 	// The pods are still pending (nothing launched them); a second pass must count the claims in flight.
-	if _, err := h.provisioner.Provision(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	provision(t, h.provisioner, 3)
 	if again := listClaims(t); len(again) != len(claims) {
 		t.Fatalf("second pass created more nodeclaims: %d, want %d", len(again), len(claims))
 	}
@@ -163,9 +219,7 @@ func TestProvisionExplainsUnschedulablePods(t *testing.T) {
 	createPool(t, "default", nil)
 	createPendingPod(t, "huge", "1000", nil)
 	createPendingPod(t, "gpu", "1", func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{"example.com/gpu": "true"} })
-	if _, err := h.provisioner.Provision(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	provision(t, h.provisioner, 2)
 	if n := len(listClaims(t)); n != 0 {
 		t.Fatalf("created %d nodeclaims for pods that fit nowhere", n)
 	}
@@ -189,9 +243,7 @@ func TestProvisionRespectsLimits(t *testing.T) {
 	for i := 0; i < 8; i++ {
 		createPendingPod(t, fmt.Sprintf("p-%d", i), "1", nil)
 	}
-	if _, err := h.provisioner.Provision(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	provision(t, h.provisioner, 8)
 	total := resource.Quantity{}
 	for _, c := range listClaims(t) {
 		total.Add(*c.Spec.Resources.Requests.Cpu())
