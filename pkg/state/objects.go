@@ -12,35 +12,42 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// DaemonSetStore holds DaemonSets by namespace/name. The simulator adds the pods of the daemonsets that
-// would run on a new node to that node's overhead.
-type DaemonSetStore struct {
-	stamp *Stamp
+// objectStore holds objects of one kind by namespace/name and bumps the stamp when an update changes
+// what matters about an object (changed) or when one is added or removed. It keeps its own copies.
+type objectStore[P interface {
+	*T
+	GetNamespace() string
+	GetName() string
+}, T any] struct {
+	stamp   *Stamp
+	copy    func(P) P
+	changed func(old, new P) bool
 
 	mu   sync.RWMutex
-	byNN map[types.NamespacedName]*appsv1.DaemonSet
+	byNN map[types.NamespacedName]P
 }
 
-// NewDaemonSetStore returns an empty store that bumps stamp when a daemonset's pod template changes.
-func NewDaemonSetStore(stamp *Stamp) *DaemonSetStore {
-	return &DaemonSetStore{stamp: stamp, byNN: map[types.NamespacedName]*appsv1.DaemonSet{}}
+func newObjectStore[P interface {
+	*T
+	GetNamespace() string
+	GetName() string
+}, T any](stamp *Stamp, copyFn func(P) P, changed func(old, new P) bool) objectStore[P, T] {
+	return objectStore[P, T]{stamp: stamp, copy: copyFn, changed: changed, byNN: map[types.NamespacedName]P{}}
 }
 
-// UpdateDaemonSet adds or replaces a DaemonSet. The store keeps its own copy.
-func (s *DaemonSetStore) UpdateDaemonSet(ds *appsv1.DaemonSet) {
-	key := types.NamespacedName{Namespace: ds.Namespace, Name: ds.Name}
-	ds = ds.DeepCopy()
+func (s *objectStore[P, T]) update(obj P) {
+	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	obj = s.copy(obj)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old, ok := s.byNN[key]
-	s.byNN[key] = ds
-	if !ok || !equality.Semantic.DeepEqual(old.Spec.Template, ds.Spec.Template) {
+	s.byNN[key] = obj
+	if !ok || s.changed(old, obj) {
 		s.stamp.Bump()
 	}
 }
 
-// DeleteDaemonSet forgets the DaemonSet, if the store has it.
-func (s *DaemonSetStore) DeleteDaemonSet(key types.NamespacedName) {
+func (s *objectStore[P, T]) delete(key types.NamespacedName) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.byNN[key]; !ok {
@@ -50,16 +57,38 @@ func (s *DaemonSetStore) DeleteDaemonSet(key types.NamespacedName) {
 	s.stamp.Bump()
 }
 
-// DaemonSets returns deep copies of the stored DaemonSets, sorted by namespace/name.
-func (s *DaemonSetStore) DaemonSets() []*appsv1.DaemonSet {
+// list returns copies of the objects, sorted by namespace/name.
+func (s *objectStore[P, T]) list() []P {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := make([]*appsv1.DaemonSet, 0, len(s.byNN))
+	out := make([]P, 0, len(s.byNN))
 	for _, k := range sortedKeys(s.byNN) {
-		out = append(out, s.byNN[k].DeepCopy())
+		out = append(out, s.copy(s.byNN[k]))
 	}
 	return out
 }
+
+// DaemonSetStore holds DaemonSets by namespace/name. The simulator adds the pods of the daemonsets that
+// would run on a new node to that node's overhead.
+type DaemonSetStore struct {
+	objects objectStore[*appsv1.DaemonSet, appsv1.DaemonSet]
+}
+
+// NewDaemonSetStore returns an empty store that bumps stamp when a daemonset's pod template changes.
+func NewDaemonSetStore(stamp *Stamp) *DaemonSetStore {
+	return &DaemonSetStore{objects: newObjectStore(stamp, (*appsv1.DaemonSet).DeepCopy, func(old, ds *appsv1.DaemonSet) bool {
+		return !equality.Semantic.DeepEqual(old.Spec.Template, ds.Spec.Template)
+	})}
+}
+
+// UpdateDaemonSet adds or replaces a DaemonSet. The store keeps its own copy.
+func (s *DaemonSetStore) UpdateDaemonSet(ds *appsv1.DaemonSet) { s.objects.update(ds) }
+
+// DeleteDaemonSet forgets the DaemonSet, if the store has it.
+func (s *DaemonSetStore) DeleteDaemonSet(key types.NamespacedName) { s.objects.delete(key) }
+
+// DaemonSets returns deep copies of the stored DaemonSets, sorted by namespace/name.
+func (s *DaemonSetStore) DaemonSets() []*appsv1.DaemonSet { return s.objects.list() }
 
 // DaemonSetPod returns the pod the DaemonSet would run on a new node, built from its pod template, for the
 // simulator to fit next to a node's other pods.
@@ -72,52 +101,24 @@ func DaemonSetPod(ds *appsv1.DaemonSet) *corev1.Pod {
 
 // PDBStore holds PodDisruptionBudgets by namespace/name, for disruption to check before it evicts.
 type PDBStore struct {
-	stamp *Stamp
-
-	mu   sync.RWMutex
-	byNN map[types.NamespacedName]*policyv1.PodDisruptionBudget
+	objects objectStore[*policyv1.PodDisruptionBudget, policyv1.PodDisruptionBudget]
 }
 
-// NewPDBStore returns an empty store that bumps stamp when a budget's spec or status changes.
+// NewPDBStore returns an empty store that bumps stamp when a budget's spec or allowed disruptions change.
 func NewPDBStore(stamp *Stamp) *PDBStore {
-	return &PDBStore{stamp: stamp, byNN: map[types.NamespacedName]*policyv1.PodDisruptionBudget{}}
+	return &PDBStore{objects: newObjectStore(stamp, (*policyv1.PodDisruptionBudget).DeepCopy, func(old, pdb *policyv1.PodDisruptionBudget) bool {
+		return !equality.Semantic.DeepEqual(old.Spec, pdb.Spec) || old.Status.DisruptionsAllowed != pdb.Status.DisruptionsAllowed
+	})}
 }
 
 // UpdatePDB adds or replaces a PodDisruptionBudget. The store keeps its own copy.
-func (s *PDBStore) UpdatePDB(pdb *policyv1.PodDisruptionBudget) {
-	key := types.NamespacedName{Namespace: pdb.Namespace, Name: pdb.Name}
-	pdb = pdb.DeepCopy()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	old, ok := s.byNN[key]
-	s.byNN[key] = pdb
-	if !ok || !equality.Semantic.DeepEqual(old.Spec, pdb.Spec) ||
-		old.Status.DisruptionsAllowed != pdb.Status.DisruptionsAllowed {
-		s.stamp.Bump()
-	}
-}
+func (s *PDBStore) UpdatePDB(pdb *policyv1.PodDisruptionBudget) { s.objects.update(pdb) }
 
 // DeletePDB forgets the PodDisruptionBudget, if the store has it.
-func (s *PDBStore) DeletePDB(key types.NamespacedName) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.byNN[key]; !ok {
-		return
-	}
-	delete(s.byNN, key)
-	s.stamp.Bump()
-}
+func (s *PDBStore) DeletePDB(key types.NamespacedName) { s.objects.delete(key) }
 
 // PDBs returns deep copies of the stored PodDisruptionBudgets, sorted by namespace/name.
-func (s *PDBStore) PDBs() []*policyv1.PodDisruptionBudget {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	out := make([]*policyv1.PodDisruptionBudget, 0, len(s.byNN))
-	for _, k := range sortedKeys(s.byNN) {
-		out = append(out, s.byNN[k].DeepCopy())
-	}
-	return out
-}
+func (s *PDBStore) PDBs() []*policyv1.PodDisruptionBudget { return s.objects.list() }
 
 // DeletionMarks holds the provider IDs of nodes a disruption or termination loop has started to delete, so
 // the simulator stops placing pods on them before their NodeClaim's deletion shows up in the cache.
