@@ -155,9 +155,27 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
+		// A conflict only means another writer (the NodeClaim's own status, a Node update) got there first:
+		// read again shortly rather than report an error and back off.
+		if allConflicts(errs) {
+			return reconcile.Result{RequeueAfter: conflictRequeue}, nil
+		}
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{RequeueAfter: requeueAfter}, nil
+}
+
+// conflictRequeue is how soon a NodeClaim whose write lost an optimistic-lock race is reconciled again.
+const conflictRequeue = 100 * time.Millisecond
+
+// allConflicts reports whether every error is an optimistic-lock conflict.
+func allConflicts(errs []error) bool {
+	for _, err := range errs {
+		if err != nil && !apierrors.IsConflict(err) {
+			return false
+		}
+	}
+	return true
 }
 
 // runPhases runs launch, registration, initialization and liveness, stopping after a phase that deleted
