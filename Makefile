@@ -38,7 +38,8 @@ test: tools
 ## run: start a local cluster with the simulated provider and run Lathe on it until Ctrl-C.
 .PHONY: run
 run: tools build
-	$(GO) run ./cmd/lathe-local
+	$(GO) build -o bin/lathe-local ./cmd/lathe-local
+	bin/lathe-local
 
 .PHONY: vet
 vet:
