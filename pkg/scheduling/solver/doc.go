@@ -14,7 +14,8 @@
 //	place     for each pod and each relaxation of its preferences:
 //	            1. existing nodes and in-flight NodeClaims (already paid for)
 //	            2. open new NodeClaims, by lowest marginal cost (price after adding the pod minus price
-//	               before), ties to the tightest fit
+//	               before), ties to the tightest fit; claims the pod's hostname anti-affinity or spread
+//	               rules out are skipped through per-limit lists (eligible.go)
 //	            3. a new NodeClaim from the highest-weight NodePool that can hold the pod
 //	improve   interchangeable pods (same labels, no constraints of their own) are swapped between claims
 //	          when both claims then fit cheaper types

@@ -18,7 +18,7 @@ type run struct {
 	prep     *prepared
 	nodes    []*target // copies of prep.nodes
 	claims   []*target // new claims in creation order
-	open     sortedClaims
+	open     claimList
 	inUse    map[*poolInfo]vec
 	seq      int
 	unplaced []*podInfo
@@ -28,6 +28,10 @@ type run struct {
 	scratch  []vec // reusable vectors for the improvement pass
 	// typeCache holds instance types priced under narrowed requirements, by pool and requirements.
 	typeCache map[string][]pricedType
+	// eligible holds, in creation order, the open claims that meet each hostname limit pods have asked
+	// about (eligible.go); eligibleByKey finds them.
+	eligible      []*eligibleList
+	eligibleByKey map[hostLimit]*eligibleList
 }
 
 // growthCandidates bounds how many claims that would have to grow are priced on each side of the scan
@@ -36,6 +40,7 @@ const growthCandidates = 16
 
 func newRun(prep *prepared) *run {
 	r := &run{prep: prep, counts: newGroupCounts(len(prep.topo.groups)), inUse: map[*poolInfo]vec{}, lastAtt: map[*podInfo]attempt{}, perPool: map[*poolInfo]int{}}
+	r.open = newClaimList(r.claimByID)
 	for _, pool := range prep.pools {
 		r.inUse[pool] = prep.poolUsage[pool].clone()
 	}
@@ -166,7 +171,7 @@ func (r *run) placeOnClaim(p *podInfo, att *attempt) bool {
 		r.perPool[fresh.claim.pool]++
 		r.inUse[fresh.claim.pool].addInPlace(fresh.claim.capacity())
 		r.commit(p, att, fresh.claim)
-		r.open.insert(fresh.claim)
+		r.openInsert(fresh.claim)
 		return true
 	}
 	return false
@@ -175,6 +180,8 @@ func (r *run) placeOnClaim(p *podInfo, att *attempt) bool {
 // bestOpenClaim scans claims with enough cpu slack from the tightest up, stopping at the first that holds
 // the pod at no extra cost. Claims that would have to grow are only priced for a bounded number of
 // candidates on each side of the scan start, which keeps a pod's cost near constant in the claim count.
+// Claims its hostname limits rule out are never visited, and neither are blocks of claims without room
+// once growth is no longer priced, so that the scan doesn't grow with claims it can't use either.
 func (r *run) bestOpenClaim(p *podInfo, att *attempt) (claimChoice, bool) {
 	var best claimChoice
 	found := false
@@ -188,12 +195,22 @@ func (r *run) bestOpenClaim(p *podInfo, att *attempt) (claimChoice, bool) {
 		}
 		return true
 	}
-	start := r.open.firstWithSlack(p.requests[dimCPU])
+	// Only claims that may take the pod under its hostname limits are scanned; the others would be refused
+	// by evaluate, and a refusal doesn't end the scan or count toward its bounds.
+	list := r.scanList(p, att)
+	start := list.firstWithSlack(p.requests[dimCPU])
 	grown, free := 0, 0
 	var bestFree claimChoice
 	bestResidual := math.Inf(1)
-	for i := start; i < len(r.open.list) && free < freeCandidates; i++ {
-		c := r.open.list[i]
+	for pos := start; list.valid(pos) && free < freeCandidates; pos = list.next(pos) {
+		if grown >= growthCandidates {
+			// Claims without room are no longer priced, so whole blocks of them are skipped; otherwise a
+			// pod that fits nowhere as is would walk every claim.
+			if pos = list.skipFull(pos, p.requests); !list.valid(pos) {
+				break
+			}
+		}
+		c := list.at(pos)
 		if c.used.fitsWith(p.requests, c.types[c.cur].alloc) {
 			choice, ok := r.evaluate(p, att, c)
 			if !ok {
@@ -222,8 +239,8 @@ func (r *run) bestOpenClaim(p *podInfo, att *attempt) (claimChoice, bool) {
 		return bestFree, true
 	}
 	grown = 0
-	for i := start - 1; i >= 0 && grown < growthCandidates; i-- {
-		if consider(r.open.list[i]) {
+	for pos, ok := list.prev(start); ok && grown < growthCandidates; pos, ok = list.prev(pos) {
+		if consider(list.at(pos)) {
 			grown++
 		}
 	}
@@ -397,7 +414,7 @@ func impliedBy(reqs, term scheduling.Requirements) bool {
 // apply puts the pod on an open claim as priced by evaluate.
 func (r *run) apply(p *podInfo, att *attempt, choice claimChoice) {
 	c := choice.claim
-	r.open.remove(c)
+	r.openRemove(c)
 	before := c.capacity()
 	c.minValuesRelaxed = c.minValuesRelaxed || choice.relaxMinValues
 	if choice.merged == nil && len(choice.pins) == 0 {
@@ -418,7 +435,7 @@ func (r *run) apply(p *podInfo, att *attempt, choice claimChoice) {
 	r.inUse[c.pool].addInPlace(subVec(c.capacity(), before))
 	c.used = subVec(c.used, p.requests)
 	r.commit(p, att, c)
-	r.open.insert(c)
+	r.openInsert(c)
 }
 
 func subVec(a, b vec) vec {

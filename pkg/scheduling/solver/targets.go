@@ -1,7 +1,6 @@
 package solver
 
 import (
-	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -43,6 +42,8 @@ type target struct {
 	maxAlloc         vec
 	minValuesRelaxed bool
 	hasMinValues     bool
+	// eligibleIn has bit i set while the claim is in the run's eligible list i (eligible.go).
+	eligibleIn uint64
 }
 
 // price is what a new claim costs now (its cheapest fitting type).
@@ -121,36 +122,3 @@ func (t *target) setTypes(types []pricedType) bool {
 }
 
 func newClaimName(pool string, n int) string { return pool + "-" + strconv.Itoa(n) }
-
-// sortedClaims keeps open claims ordered by cpu slack, then id, so that the tightest fit is found by binary
-// search.
-type sortedClaims struct{ list []*target }
-
-func compareSlack(a *target, slack int64, id int) int {
-	if s := a.slack(); s != slack {
-		if s < slack {
-			return -1
-		}
-		return 1
-	}
-	return a.id - id
-}
-
-func (s *sortedClaims) insert(t *target) {
-	i, _ := slices.BinarySearchFunc(s.list, t, func(a, b *target) int { return compareSlack(a, b.slack(), b.id) })
-	s.list = slices.Insert(s.list, i, t)
-}
-
-// remove takes t out; it must be called before t's slack changes.
-func (s *sortedClaims) remove(t *target) {
-	i, found := slices.BinarySearchFunc(s.list, t, func(a, b *target) int { return compareSlack(a, b.slack(), b.id) })
-	if found {
-		s.list = slices.Delete(s.list, i, i+1)
-	}
-}
-
-// firstWithSlack returns the index of the first claim with at least cpu slack.
-func (s *sortedClaims) firstWithSlack(cpu int64) int {
-	i, _ := slices.BinarySearchFunc(s.list, cpu, func(a *target, cpu int64) int { return compareSlack(a, cpu, -1) })
-	return i
-}
