@@ -38,8 +38,8 @@ func (r *run) allows(p *podInfo, att *attempt, t *target, key, d string, explain
 		if s.selfMatch {
 			self = 1
 		}
-		minimum := s.minCount(r.counts)
-		if skew := r.counts.count(s.group, t, d) + self - minimum; skew > s.maxSkew {
+		count, minimum := r.spreadCount(s, t, d)
+		if skew := count + self - minimum; skew > s.maxSkew {
 			if !explain {
 				return false, ""
 			}
@@ -152,7 +152,8 @@ func (r *run) keyFit(p *podInfo, att *attempt, t *target, reqs scheduling.Requir
 		score := 0
 		for _, s := range att.spreads {
 			if s.group.key == key {
-				score += r.counts.count(s.group, t, d)
+				count, _ := r.spreadCount(s, t, d)
+				score += count
 			}
 		}
 		for _, g := range p.memberOf {

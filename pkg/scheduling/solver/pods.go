@@ -16,10 +16,12 @@ type podInfo struct {
 	ref   PodRef
 	index int // position in Input.Pods (negative for pods already bound), for deterministic ordering
 
-	requests    vec
-	terms       []scheduling.Requirements // required node affinity terms (ORed), with nodeSelector and volume zones
-	tolerations []corev1.Toleration
-	ports       []hostPort
+	requests vec
+	terms    []scheduling.Requirements // required node affinity terms (ORed), with nodeSelector and volume zones
+	// selectorTerms are terms without the volume zones: what nodeAffinityPolicy Honor matches nodes with.
+	selectorTerms []scheduling.Requirements
+	tolerations   []corev1.Toleration
+	ports         []hostPort
 
 	spreads    []*spreadConstraint // DoNotSchedule
 	affinities []*affinityTerm     // required pod affinity and anti-affinity
@@ -86,9 +88,11 @@ func newPodInfo(pod *corev1.Pod, index int, dims *resourceDims, topo *topology, 
 		p.invalid = err
 		terms = []scheduling.Requirements{{}}
 	}
+	p.selectorTerms = terms
 	if volumeReqs, err := volumes.requirements(pod); err != nil {
 		p.invalid = err
 	} else if len(volumeReqs) > 0 {
+		terms = slices.Clone(terms)
 		for i := range terms {
 			terms[i] = terms[i].Intersection(volumeReqs)
 		}

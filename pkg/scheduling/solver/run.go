@@ -32,6 +32,8 @@ type run struct {
 	// about (eligible.go); eligibleByKey finds them.
 	eligible      []*eligibleList
 	eligibleByKey map[hostLimit]*eligibleList
+	// filteredBySpread holds the counts of spreads with a node filter (inclusion.go).
+	filteredBySpread map[*spreadConstraint]*filteredCounts
 }
 
 // growthCandidates bounds how many claims that would have to grow are priced on each side of the scan

@@ -191,12 +191,14 @@ func (prep *prepared) addTarget(t *target, pods []*corev1.Pod, volumes *volumeIn
 	prep.nodes = append(prep.nodes, t)
 }
 
-// prepareUniverses computes, for every spread of every pod, the domains it counts: the values of its key
-// that the NodePools (those whose taints the pod tolerates, when nodeTaintsPolicy is Honor) can launch and
-// existing nodes have, narrowed by the pod's node affinity when nodeAffinityPolicy is Honor.
+// prepareUniverses sets, for every spread of every pod, its node filter and the domains it counts: the
+// values of its key that the NodePools (those whose taints the pod tolerates, when nodeTaintsPolicy is
+// Honor) can launch and the existing nodes and in-flight claims the filter includes have, narrowed by the
+// pod's node selector and required node affinity when nodeAffinityPolicy is Honor.
 func (prep *prepared) prepareUniverses() {
 	for _, p := range prep.pods {
 		for _, s := range append(slices.Clone(p.spreads), p.softSpreads...) {
+			prep.prepareFilter(p, s)
 			if s.group.key == v1.LabelHostname {
 				continue
 			}
@@ -208,6 +210,11 @@ func (prep *prepared) prepareUniverses() {
 				values = append(values, pool.domainValues(s.group.key, nil)...)
 			}
 			for _, n := range prep.nodes {
+				if s.filter != nil {
+					if included, _ := s.filter.includes(n); !included {
+						continue
+					}
+				}
 				if v, ok := n.labels[s.group.key]; ok {
 					values = append(values, v)
 				}
@@ -215,7 +222,7 @@ func (prep *prepared) prepareUniverses() {
 			slices.Sort(values)
 			values = slices.Compact(values)
 			if s.honorAffinity {
-				values = slices.DeleteFunc(values, func(v string) bool { return !anyTermAllows(p.terms, s.group.key, v) })
+				values = slices.DeleteFunc(values, func(v string) bool { return !anyTermAllows(p.selectorTerms, s.group.key, v) })
 			}
 			s.universe = values
 		}

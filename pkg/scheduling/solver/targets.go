@@ -33,7 +33,8 @@ type target struct {
 	ports    []hostPort
 	pods     []*podInfo
 	seqs     []int
-	// hostCounts is the per-group pod count on this target for hostname-keyed groups, by group id.
+	// hostCounts is the per-group pod count on this target for hostname-keyed and perTarget groups, by
+	// group id.
 	hostCounts []int32
 
 	// New claims only.

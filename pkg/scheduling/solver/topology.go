@@ -20,6 +20,9 @@ type group struct {
 	key        string          // topology key
 	namespaces map[string]bool // nil means every namespace
 	selector   labels.Selector
+	// perTarget keeps the group's counts on each target as well, for spreads that count only some targets
+	// (set while preparing, read-only during runs).
+	perTarget bool
 }
 
 func (g *group) matches(namespace string, podLabels map[string]string) bool {
@@ -41,14 +44,14 @@ func newGroupCounts(n int) *groupCounts {
 }
 
 // record counts one pod of group g in domain of target t. Hostname counts are also kept on the target
-// itself, where the hot path reads them without hashing.
+// itself, where the hot path reads them without hashing, and so are those of perTarget groups.
 func (gc *groupCounts) record(g *group, t *target, domain string) {
 	counts := gc.byDomain[g.id]
 	if counts[domain] == 0 {
 		gc.nonZero[g.id]++
 	}
 	counts[domain]++
-	if g.key == v1.LabelHostname {
+	if g.key == v1.LabelHostname || g.perTarget {
 		if len(t.hostCounts) <= g.id {
 			t.hostCounts = append(t.hostCounts, make([]int32, g.id+1-len(t.hostCounts))...)
 		}
@@ -107,7 +110,9 @@ type spreadConstraint struct {
 	selfMatch  bool
 	// honorTaints and honorAffinity are the node inclusion policies.
 	honorTaints, honorAffinity bool
-	soft                       bool
+	// filter is nil when the policies include every node and claim for the pod (inclusion.go).
+	filter *nodeFilter
+	soft   bool
 	// universe is the domains the spread counts for its pod (eligible zones, capacity types, ...).
 	universe []string
 }
