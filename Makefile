@@ -30,9 +30,14 @@ tools:
 build:
 	$(GO) build -o bin/lathe ./cmd/lathe
 
+## test-tools: build the binaries the tests run (everything but kubectl, which only people use).
+.PHONY: test-tools
+test-tools:
+	hack/tools/build.sh etcd kube-apiserver kube-controller-manager kube-scheduler kwok
+
 ## test: build what the tests need, then run every test.
 .PHONY: test
-test: tools
+test: test-tools
 	hack/test.sh
 
 ## run: start a local cluster with the simulated provider and run Lathe on it until Ctrl-C.

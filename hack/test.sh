@@ -6,8 +6,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 export LATHE_BIN_DIR="$root/bin"
-for b in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok; do
-	[[ -x "$LATHE_BIN_DIR/$b" ]] || { echo "bin/$b is missing: run 'make tools'" >&2; exit 1; }
+for b in etcd kube-apiserver kube-controller-manager kube-scheduler kwok; do
+	[[ -x "$LATHE_BIN_DIR/$b" ]] || { echo "bin/$b is missing: run 'make test-tools'" >&2; exit 1; }
 done
 # -race everywhere: the control-plane binaries run outside the race detector, so it only slows Lathe's code.
 go test -race -count=1 -timeout 25m "$@" ./...
