@@ -42,6 +42,16 @@ var (
 	UnregisteredNoExecuteTaint = corev1.Taint{Key: Group + "/unregistered", Effect: corev1.TaintEffectNoExecute}
 )
 
+// IsKnownEphemeralTaint reports whether the node lifecycle or cloud controllers put the taint on every new
+// Node and remove it once the node works (not-ready, unreachable, cloud-provider uninitialized).
+func IsKnownEphemeralTaint(key string) bool {
+	switch key {
+	case corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable, "node.cloudprovider.kubernetes.io/uninitialized":
+		return true
+	}
+	return false
+}
+
 // The well-known node label keys: the labels every NodeClaim's requirements may constrain and every
 // instance type describes.
 const (

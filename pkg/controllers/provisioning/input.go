@@ -22,12 +22,7 @@ import (
 // is still initializing will shed it, so the simulation ignores it rather than launching more capacity for
 // pods that will fit.
 func isEphemeralTaint(key string) bool {
-	switch key {
-	case v1.UnregisteredNoExecuteTaint.Key, corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable,
-		"node.cloudprovider.kubernetes.io/uninitialized":
-		return true
-	}
-	return false
+	return key == v1.UnregisteredNoExecuteTaint.Key || v1.IsKnownEphemeralTaint(key)
 }
 
 // ErrNotSynced means the cluster state does not reflect the API server yet; provisioning now could launch

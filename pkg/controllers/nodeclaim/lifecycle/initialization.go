@@ -25,16 +25,6 @@ const (
 	ReasonResourceNotRegistered     = "ResourceNotRegistered"
 )
 
-// knownEphemeralTaintKeys are taints the node lifecycle and cloud controllers put on every new Node and
-// remove once it works.
-func knownEphemeralTaintKeys() []string {
-	return []string{
-		corev1.TaintNodeNotReady,
-		corev1.TaintNodeUnreachable,
-		"node.cloudprovider.kubernetes.io/uninitialized",
-	}
-}
-
 // initialization waits for the claim's Node to be usable, then labels it initialized.
 type initialization struct {
 	kubeClient client.Client
@@ -87,7 +77,7 @@ func notInitialized(nodeClaim *v1.NodeClaim, node *corev1.Node) (string, string)
 		}
 	}
 	for _, t := range node.Spec.Taints {
-		if slices.Contains(knownEphemeralTaintKeys(), t.Key) {
+		if v1.IsKnownEphemeralTaint(t.Key) {
 			return ReasonKnownEphemeralTaintsExist, fmt.Sprintf("ephemeral taint %s still present", t.Key)
 		}
 	}
