@@ -11,13 +11,14 @@ import (
 	"path/filepath"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 )
 
 // labelValue is the schema of a Kubernetes label value.
 var labelValue = apiextensionsv1.JSONSchemaProps{
 	Type:      "string",
-	MaxLength: ptr(int64(63)),
+	MaxLength: ptr.To(int64(63)),
 	Pattern:   `^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`,
 }
 
@@ -82,5 +83,3 @@ func patchFile(file string, patch func(*apiextensionsv1.JSONSchemaProps) error) 
 	}
 	return os.WriteFile(file, append([]byte("---\n"), out...), 0o644)
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodepool/hash"
@@ -55,7 +56,7 @@ func NewNodeClaim(pool *v1.NodePool, plan solver.NodeClaimPlan) (*v1.NodeClaim, 
 				Kind:               "NodePool",
 				Name:               pool.Name,
 				UID:                pool.UID,
-				BlockOwnerDeletion: ptr(true),
+				BlockOwnerDeletion: ptr.To(true),
 			}},
 		},
 		Spec: v1.NodeClaimSpec{
@@ -69,5 +70,3 @@ func NewNodeClaim(pool *v1.NodePool, plan solver.NodeClaimPlan) (*v1.NodeClaim, 
 		},
 	}, nil
 }
-
-func ptr[T any](v T) *T { return &v }
