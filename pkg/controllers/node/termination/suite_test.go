@@ -197,9 +197,15 @@ func (f *fixture) blockingPDB() *policyv1.PodDisruptionBudget {
 	return pdb
 }
 
-// deleteNode starts the Node's deletion, as `kubectl delete node` does.
+// deleteNode starts the Node's deletion, as `kubectl delete node` does. The controller's clock is moved up to
+// the deletion timestamp if it lags behind it: the API server stamps whole seconds, and a clock still in an
+// earlier second would see more time left until the deadline than the grace period gives.
 func (f *fixture) deleteNode(node *corev1.Node) {
 	Expect(env.Client.Delete(f.ctx, node)).To(Succeed())
+	Expect(env.Client.Get(f.ctx, client.ObjectKeyFromObject(node), node)).To(Succeed())
+	if deleted := node.DeletionTimestamp.Time; deleted.After(f.clock.Now()) {
+		f.clock.SetTime(deleted)
+	}
 }
 
 func (f *fixture) reconcile(node *corev1.Node) reconcile.Result {
