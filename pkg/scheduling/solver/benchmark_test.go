@@ -62,6 +62,18 @@ func BenchmarkEC2Diverse(b *testing.B) {
 	}
 }
 
+// BenchmarkEC2Alike is the getting-started inflate Deployment scaled up: identical 250m pods without
+// constraints on the EC2 c, m and r families, where the cheapest plan uses large nodes.
+func BenchmarkEC2Alike(b *testing.B) {
+	its, err := catalog.EC2(catalog.EC2Options{Categories: []string{"c", "m", "r"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{10, 100, 1000, 5000} {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) { runBenchmark(b, workload.Alike(n, "250m"), its, solver.Options{}) })
+	}
+}
+
 // ec2Pods is diverse(n) with zone keys left as they are: the EC2 catalog's zones are us-east-1a..c.
 func ec2Pods(n int) []*corev1.Pod { return workload.Diverse(n) }
 

@@ -19,6 +19,9 @@
 //	            3. a new NodeClaim from the highest-weight NodePool that can hold the pod
 //	improve   interchangeable pods (same labels, no constraints of their own) are swapped between claims
 //	          when both claims then fit cheaper types
+//	repack    claims holding only pods free to go anywhere in their pool (no constraints of their own, not
+//	          counted by any topology group) are packed again into the types that hold the most pods per
+//	          dollar, when that costs less or the same on fewer nodes
 //	finish    each new NodeClaim gets the instance types that fit its pods, cheapest first, at most
 //	          Options.MaxInstanceTypes, keeping minValues
 //	explain   every unplaced pod gets one reason per NodePool

@@ -47,6 +47,7 @@ func Solve(ctx context.Context, in Input, opts Options) (*Plan, error) {
 			r := newRun(prep)
 			if errs[i] = r.placeAll(ctx, prep.order(order)); errs[i] == nil {
 				r.improve()
+				r.repack()
 				plans[i] = r.plan(order)
 			}
 		}()

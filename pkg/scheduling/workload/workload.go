@@ -144,3 +144,16 @@ func NodePool() *v1.NodePool {
 		}}},
 	}
 }
+
+// Alike returns n identical pods of one Deployment without constraints, each requesting cpu and no memory,
+// like the getting-started inflate Deployment scaled up.
+func Alike(n int, cpu string) []*corev1.Pod {
+	g := newGenerator()
+	pods := make([]*corev1.Pod, 0, n)
+	for range n {
+		pod := g.pod("alike", map[string]string{"app": "inflate"}, cpu, "0")
+		delete(pod.Spec.Containers[0].Resources.Requests, corev1.ResourceMemory)
+		pods = append(pods, pod)
+	}
+	return pods
+}
