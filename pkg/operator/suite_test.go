@@ -3,6 +3,7 @@ package operator_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -21,6 +22,8 @@ var env *environment.Environment
 
 func TestOperator(t *testing.T) {
 	RegisterFailHandler(Fail)
+	// The default of one second is too short on a loaded machine running every package at once.
+	SetDefaultEventuallyTimeout(30 * time.Second)
 	RunSpecs(t, "Operator")
 }
 

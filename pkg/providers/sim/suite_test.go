@@ -36,6 +36,8 @@ var (
 
 func TestSim(t *testing.T) {
 	RegisterFailHandler(Fail)
+	// The default of one second is too short on a loaded machine running every package at once.
+	SetDefaultEventuallyTimeout(30 * time.Second)
 	RunSpecs(t, "Sim")
 }
 

@@ -36,6 +36,8 @@ var env *environment.Environment
 
 func TestTermination(t *testing.T) {
 	RegisterFailHandler(Fail)
+	// The default of one second is too short on a loaded machine running every package at once.
+	SetDefaultEventuallyTimeout(30 * time.Second)
 	RunSpecs(t, "Node Termination")
 }
 

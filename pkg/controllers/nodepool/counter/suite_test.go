@@ -3,6 +3,7 @@ package counter_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -23,6 +24,8 @@ var env *environment.Environment
 
 func TestCounter(t *testing.T) {
 	RegisterFailHandler(Fail)
+	// The default of one second is too short on a loaded machine running every package at once.
+	SetDefaultEventuallyTimeout(30 * time.Second)
 	RunSpecs(t, "NodePool counter")
 }
 

@@ -2,6 +2,7 @@ package hash_test
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -17,6 +18,8 @@ var env *environment.Environment
 
 func TestHash(t *testing.T) {
 	RegisterFailHandler(Fail)
+	// The default of one second is too short on a loaded machine running every package at once.
+	SetDefaultEventuallyTimeout(30 * time.Second)
 	RunSpecs(t, "NodePool hash")
 }
 
