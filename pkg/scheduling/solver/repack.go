@@ -140,14 +140,20 @@ func (r *run) bestPacking(pool *poolInfo, claims []*target) ([]*bin, bool) {
 			price += types[b.cur].price
 			capacity.addInPlace(types[b.cur].capacity)
 		}
-		if price < bestPrice-1e-9 && r.withinPoolLimits(pool, oldCapacity, capacity) {
+		if cheaperOrFewer(price, len(bins), bestPrice, len(best)) && r.withinPoolLimits(pool, oldCapacity, capacity) {
 			best, bestPrice = bins, price
 		}
 	}
-	if best == nil || !(bestPrice < oldPrice-1e-9 || (bestPrice <= oldPrice+1e-9 && len(best) < len(claims))) {
+	if best == nil || !cheaperOrFewer(bestPrice, len(best), oldPrice, len(claims)) {
 		return nil, false
 	}
 	return best, true
+}
+
+// cheaperOrFewer reports whether a plan of price and nodes beats one of otherPrice and otherNodes: it costs
+// less, or the same on fewer nodes (less to launch, and the pods wait on fewer nodes to start).
+func cheaperOrFewer(price float64, nodes int, otherPrice float64, otherNodes int) bool {
+	return price < otherPrice-1e-9 || (price <= otherPrice+1e-9 && nodes < otherNodes)
 }
 
 // bulkTypes returns the indexes in pool.types of the types worth packing pods of these requests into:

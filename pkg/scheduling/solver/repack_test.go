@@ -64,3 +64,12 @@ func withSpreadOf(key, app string) func(*corev1.Pod) {
 			WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}}}
 	}
 }
+
+// Five 1-cpu pods cost the same on two c-4 as on one c-8: the plan takes the single node, as Karpenter's
+// getting-started walkthrough shows for inflate.
+func TestRepackingPrefersFewerNodesAtTheSamePrice(t *testing.T) {
+	plan := solveChecked(t, input(pods(5, "inflate", "1", "64Mi"), nodePool("default")), solver.Options{})
+	if len(plan.NodeClaims) != 1 || plan.NodeClaims[0].InstanceTypeNames[0] != "c-8" {
+		t.Errorf("want one c-8, got %d nodes at %.4f/h", len(plan.NodeClaims), plan.PricePerHour)
+	}
+}
