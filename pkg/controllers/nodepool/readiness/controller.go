@@ -3,8 +3,10 @@ package readiness
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -51,6 +53,9 @@ func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
 		Complete(reconcile.AsReconciler(c.client, c))
 }
 
+// conflictRetryInterval is how soon a pass that lost an optimistic-lock race runs again.
+const conflictRetryInterval = 100 * time.Millisecond
+
 // Reconcile recomputes the pool's readiness conditions and patches its status when they changed.
 func (c *Controller) Reconcile(ctx context.Context, np *v1.NodePool) (reconcile.Result, error) {
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("NodePool", klog.KObj(np)))
@@ -71,6 +76,10 @@ func (c *Controller) Reconcile(ctx context.Context, np *v1.NodePool) (reconcile.
 	// fail this patch (and retry) instead of being overwritten.
 	patch := client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})
 	if err := c.client.Status().Patch(ctx, np, patch); err != nil {
+		if apierrors.IsConflict(err) {
+			// Another writer got there first (at startup the counter usually does): look again soon, quietly.
+			return reconcile.Result{RequeueAfter: conflictRetryInterval}, nil
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("patching nodepool status, %w", err))
 	}
 	log.FromContext(ctx).V(1).Info("updated nodepool readiness")
