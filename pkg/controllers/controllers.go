@@ -97,7 +97,8 @@ func newCloudProvider(deps Deps) (cloudprovider.CloudProvider, []controller, err
 			return nil, nil, fmt.Errorf("creating simulated cloud provider, %w", err)
 		}
 		nodeClasses := sim.NewNodeClassController(sim.NodeClassDeps{Client: mgr.GetClient(), Clock: deps.Clock})
-		return cloud, []controller{nodeClasses}, nil
+		interruptions := sim.NewInterruptionController(cloud, mgr.GetClient(), deps.Clock)
+		return cloud, []controller{nodeClasses, interruptions}, nil
 	default:
 		return nil, nil, fmt.Errorf("cloud provider %q is not available in this build (use CLOUD_PROVIDER=sim)", deps.Options.CloudProvider)
 	}

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/providers/sim"
 )
 
 // TestInflate is the getting-started tutorial: scale the inflate deployment from 0 to 5 and watch Lathe
@@ -121,6 +122,57 @@ func TestDeleteNodeClaimDrainsNode(t *testing.T) {
 			t.Errorf("pod %s still on the deleted node", p.Name)
 		}
 	}
+}
+
+// TestInterruptedInstanceIsReplaced terminates a node's instance through the simulated cloud, as
+// `kubectl annotate node X sim.lathe.sh/interrupt=instance_terminated` does; the node and its NodeClaim go,
+// and the pods run again on a node Lathe launches in its place.
+func TestInterruptedInstanceIsReplaced(t *testing.T) {
+	ns := namespace(t, "interrupt")
+	deployment(t, ns, "web", 2, "1", nil)
+	pods := runningPods(t, ns, "web", 2, 2*time.Minute)
+	victim := pods[0].Spec.NodeName
+	ctx := context.Background()
+	node := &corev1.Node{}
+	if err := s.kubeClient.Get(ctx, client.ObjectKey{Name: victim}, node); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(node.DeepCopy())
+	node.Annotations[sim.InterruptAnnotationKey] = string(sim.InterruptionTerminating)
+	if err := s.kubeClient.Patch(ctx, node, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "the interrupted node and its nodeclaim to be gone", func(ctx context.Context) (bool, error) {
+		var claims v1.NodeClaimList
+		if err := s.kubeClient.List(ctx, &claims); err != nil {
+			return false, err
+		}
+		for _, c := range claims.Items {
+			if c.Status.NodeName == victim {
+				return false, nil
+			}
+		}
+		err := s.kubeClient.Get(ctx, client.ObjectKey{Name: victim}, &corev1.Node{})
+		return err != nil, client.IgnoreNotFound(err)
+	})
+	// The kube-controller-manager's pod garbage collector removes the pods of the vanished node (after its
+	// 40 s quarantine); the Deployment replaces them and Lathe provisions for the replacements.
+	eventually(t, 4*time.Minute, "2 web pods running elsewhere", func(ctx context.Context) (bool, error) {
+		var list corev1.PodList
+		if err := s.kubeClient.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{"app": "web"}); err != nil {
+			return false, err
+		}
+		running := 0
+		for _, p := range list.Items {
+			if p.Spec.NodeName == victim {
+				return false, nil
+			}
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		return running == 2, nil
+	})
 }
 
 // TestLimitsStopScaleOut gives a pool a 4-cpu limit and asks for more; Lathe must launch up to the limit

@@ -21,10 +21,7 @@ var _ = Describe("Insufficient capacity", func() {
 	)
 
 	BeforeEach(func() {
-		clock = clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-		var err error
-		provider, err = sim.New(sim.Deps{Client: env.Client, Clock: clock, InstanceTypes: ec2Catalog})
-		Expect(err).NotTo(HaveOccurred())
+		clock, provider = newProvider()
 	})
 	AfterEach(func(ctx SpecContext) { cleanUp(ctx) })
 

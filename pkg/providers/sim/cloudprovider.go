@@ -199,6 +199,12 @@ func (c *CloudProvider) Delete(ctx context.Context, nodeClaim *v1.NodeClaim) err
 	if node == nil || node.Annotations[TerminatedAnnotationKey] == "true" {
 		return cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance of nodeclaim %q is terminated", nodeClaim.Name))
 	}
+	return c.terminate(ctx, node)
+}
+
+// terminate ends the instance a Node is: it marks the Node terminated, which makes the instance gone for
+// Get, List and Delete at once, and deletes it.
+func (c *CloudProvider) terminate(ctx context.Context, node *corev1.Node) error {
 	patch := client.MergeFrom(node.DeepCopy())
 	if node.Annotations == nil {
 		node.Annotations = map[string]string{}
@@ -210,7 +216,7 @@ func (c *CloudProvider) Delete(ctx context.Context, nodeClaim *v1.NodeClaim) err
 	if err := c.client.Delete(ctx, node); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting node %q, %w", node.Name, err)
 	}
-	log.FromContext(ctx).V(1).Info("terminated instance", "NodeClaim", nodeClaim.Name, "providerID", node.Spec.ProviderID)
+	log.FromContext(ctx).V(1).Info("terminated instance", "Node", node.Name, "providerID", node.Spec.ProviderID)
 	return nil
 }
 

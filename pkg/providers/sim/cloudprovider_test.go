@@ -6,7 +6,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
@@ -16,16 +15,10 @@ import (
 )
 
 var _ = Describe("CloudProvider", func() {
-	var (
-		clock    *clocktesting.FakeClock
-		provider *sim.CloudProvider
-	)
+	var provider *sim.CloudProvider
 
 	BeforeEach(func() {
-		clock = clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-		var err error
-		provider, err = sim.New(sim.Deps{Client: env.Client, Clock: clock, InstanceTypes: ec2Catalog})
-		Expect(err).NotTo(HaveOccurred())
+		_, provider = newProvider()
 	})
 	AfterEach(func(ctx SpecContext) { cleanUp(ctx) })
 

@@ -19,10 +19,7 @@ var _ = Describe("Launch delay", func() {
 	)
 
 	BeforeEach(func() {
-		clock = clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-		var err error
-		provider, err = sim.New(sim.Deps{Client: env.Client, Clock: clock, InstanceTypes: ec2Catalog, LaunchDelay: 30 * time.Second})
-		Expect(err).NotTo(HaveOccurred())
+		clock, provider = newProvider(func(d *sim.Deps) { d.LaunchDelay = 30 * time.Second })
 	})
 	AfterEach(func(ctx SpecContext) { cleanUp(ctx) })
 
@@ -66,10 +63,7 @@ var _ = Describe("Interruption", func() {
 	)
 
 	BeforeEach(func() {
-		clock = clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-		var err error
-		provider, err = sim.New(sim.Deps{Client: env.Client, Clock: clock, InstanceTypes: ec2Catalog})
-		Expect(err).NotTo(HaveOccurred())
+		clock, provider = newProvider()
 	})
 	AfterEach(func(ctx SpecContext) { cleanUp(ctx) })
 

@@ -28,5 +28,7 @@
 //     recently failed offerings with Available false.
 //   - Every EC2NodeClass resolves: the NodeClassController fills its status with three simulated subnets
 //     (one per zone), one security group, one AMI per architecture and an instance profile, and sets it Ready.
-//   - Nothing drifts (IsDrifted returns ""); interruptions happen only when asked for (Interrupt).
+//   - Nothing drifts (IsDrifted returns ""); interruptions happen only when asked for: through Interrupt, or
+//     by annotating a Node sim.lathe.sh/interrupt=<kind> (InterruptionController), which also reclaims the
+//     instance as EC2 would (a spot instance two minutes after the warning, a terminated one at once).
 package sim

@@ -63,6 +63,19 @@ var _ = AfterSuite(func() {
 	}
 })
 
+// newProvider returns a provider of the EC2 catalog on a fake clock set to 2026-01-01, its dependencies
+// changed by mutate.
+func newProvider(mutate ...func(*sim.Deps)) (*clocktesting.FakeClock, *sim.CloudProvider) {
+	clock := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	deps := sim.Deps{Client: env.Client, Clock: clock, InstanceTypes: ec2Catalog}
+	for _, m := range mutate {
+		m(&deps)
+	}
+	provider, err := sim.New(deps)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return clock, provider
+}
+
 // cleanUp deletes every Node (finalizers included) and the lathe-sim ConfigMap.
 func cleanUp(ctx context.Context) {
 	nodes := &corev1.NodeList{}
