@@ -3,35 +3,19 @@ package state_test
 import (
 	"context"
 	"testing"
-	"time"
 
-	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/lathe-autoscaler/lathe/pkg/test/environment"
+	"github.com/lathe-autoscaler/lathe/pkg/test/suite"
 )
 
 // env is the API server the specs run against; it is started once because starting it costs seconds.
 var env *environment.Environment
 
-func TestState(t *testing.T) {
-	RegisterFailHandler(Fail)
-	// The default of one second is too short on a loaded machine running every package at once.
-	SetDefaultEventuallyTimeout(30 * time.Second)
-	RunSpecs(t, "State")
-}
+func TestState(t *testing.T) { suite.Run(t, "State") }
 
-var _ = BeforeSuite(func() {
-	var err error
-	env, err = environment.Start()
-	Expect(err).NotTo(HaveOccurred())
-})
-
-var _ = AfterSuite(func() {
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
-})
+var _ = suite.WithEnvironment(&env)
 
 // cleanUp deletes every object the specs create, so each spec's Synced check sees only its own objects.
 func cleanUp(ctx context.Context) {

@@ -22,6 +22,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/providers/sim"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 	"github.com/lathe-autoscaler/lathe/pkg/test/environment"
+	"github.com/lathe-autoscaler/lathe/pkg/test/suite"
 )
 
 // defaultNodeClass is the EC2NodeClass the specs' NodeClaims launch with; the suite makes it Ready once.
@@ -34,17 +35,10 @@ var (
 	ec2Catalog cloudprovider.InstanceTypes
 )
 
-func TestSim(t *testing.T) {
-	RegisterFailHandler(Fail)
-	// The default of one second is too short on a loaded machine running every package at once.
-	SetDefaultEventuallyTimeout(30 * time.Second)
-	RunSpecs(t, "Sim")
-}
+func TestSim(t *testing.T) { suite.Run(t, "Sim") }
 
-var _ = BeforeSuite(func(ctx SpecContext) {
+var _ = suite.WithEnvironment(&env, func(ctx SpecContext) {
 	var err error
-	env, err = environment.Start()
-	Expect(err).NotTo(HaveOccurred())
 	ec2Catalog, err = catalog.EC2(catalog.EC2Options{})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(env.Client.Create(ctx, ec2NodeClass(defaultNodeClass))).To(Succeed())
@@ -55,12 +49,6 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Eventually(func() error {
 		return env.Client.Get(ctx, client.ObjectKey{Name: sim.ConfigMapNamespace}, &corev1.Namespace{})
 	}).Should(Succeed())
-})
-
-var _ = AfterSuite(func() {
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
 })
 
 // newProvider returns a provider of the EC2 catalog on a fake clock set to 2026-01-01, its dependencies

@@ -15,12 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/klog/v2"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
@@ -30,24 +28,14 @@ import (
 	eventsfake "github.com/lathe-autoscaler/lathe/pkg/events/fake"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 	"github.com/lathe-autoscaler/lathe/pkg/test/environment"
+	"github.com/lathe-autoscaler/lathe/pkg/test/suite"
 )
 
 var env *environment.Environment
 
-func TestTermination(t *testing.T) {
-	RegisterFailHandler(Fail)
-	// The default of one second is too short on a loaded machine running every package at once.
-	SetDefaultEventuallyTimeout(30 * time.Second)
-	RunSpecs(t, "Node Termination")
-}
+func TestTermination(t *testing.T) { suite.Run(t, "Node Termination") }
 
-var _ = BeforeSuite(func() {
-	ctrllog.SetLogger(GinkgoLogr)
-	klog.SetLogger(GinkgoLogr)
-	var err error
-	env, err = environment.Start()
-	Expect(err).NotTo(HaveOccurred())
-})
+var _ = suite.WithEnvironment(&env)
 
 // Every spec starts without NodeClaims, Nodes or VolumeAttachments: the fake provider of each spec hands out
 // the same provider IDs.
@@ -73,12 +61,6 @@ func release(ctx context.Context, obj client.Object) {
 	}
 	Expect(client.IgnoreNotFound(env.Client.Delete(ctx, obj))).To(Succeed())
 }
-
-var _ = AfterSuite(func() {
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
-})
 
 // fixture is what every spec works with: a fresh controller, fake provider, clock and recorder, and a
 // namespace of its own for pods and PDBs. Its context outlives the BeforeEach that builds it.

@@ -25,14 +25,10 @@ import (
 	eventsfake "github.com/lathe-autoscaler/lathe/pkg/events/fake"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 	"github.com/lathe-autoscaler/lathe/pkg/test/environment"
+	"github.com/lathe-autoscaler/lathe/pkg/test/suite"
 )
 
-func TestLifecycle(t *testing.T) {
-	RegisterFailHandler(Fail)
-	// The default of one second is too short on a loaded machine running every package at once.
-	SetDefaultEventuallyTimeout(30 * time.Second)
-	RunSpecs(t, "NodeClaim Lifecycle")
-}
+func TestLifecycle(t *testing.T) { suite.Run(t, "NodeClaim Lifecycle") }
 
 var (
 	ctx        context.Context
@@ -45,18 +41,9 @@ var (
 	controller *lifecycle.Controller
 )
 
-var _ = BeforeSuite(func() {
+var _ = suite.WithEnvironment(&env, func(SpecContext) {
 	ctx = context.Background()
-	var err error
-	env, err = environment.Start()
-	Expect(err).NotTo(HaveOccurred())
 	kubeClient = env.Client
-})
-
-var _ = AfterSuite(func() {
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
 })
 
 var _ = BeforeEach(func() {

@@ -13,11 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
@@ -28,24 +26,14 @@ import (
 	eventsfake "github.com/lathe-autoscaler/lathe/pkg/events/fake"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 	"github.com/lathe-autoscaler/lathe/pkg/test/environment"
+	"github.com/lathe-autoscaler/lathe/pkg/test/suite"
 )
 
 var env *environment.Environment
 
-func TestTermination(t *testing.T) {
-	RegisterFailHandler(Fail)
-	// The default of one second is too short on a loaded machine running every package at once.
-	SetDefaultEventuallyTimeout(30 * time.Second)
-	RunSpecs(t, "NodeClaim Termination")
-}
+func TestTermination(t *testing.T) { suite.Run(t, "NodeClaim Termination") }
 
-var _ = BeforeSuite(func() {
-	ctrllog.SetLogger(GinkgoLogr)
-	klog.SetLogger(GinkgoLogr)
-	var err error
-	env, err = environment.Start()
-	Expect(err).NotTo(HaveOccurred())
-})
+var _ = suite.WithEnvironment(&env)
 
 // Every spec starts without NodeClaims or Nodes: the fake provider of each spec hands out the same provider
 // IDs.
@@ -59,12 +47,6 @@ var _ = AfterEach(func(ctx context.Context) {
 	Expect(env.Client.List(ctx, nodes)).To(Succeed())
 	for i := range nodes.Items {
 		release(ctx, &nodes.Items[i])
-	}
-})
-
-var _ = AfterSuite(func() {
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
 	}
 })
 

@@ -2,38 +2,21 @@ package hash_test
 
 import (
 	"testing"
-	"time"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/test/environment"
+	"github.com/lathe-autoscaler/lathe/pkg/test/suite"
 )
 
 // env is the API server the controller specs run against; it is started once because starting it costs seconds.
 var env *environment.Environment
 
-func TestHash(t *testing.T) {
-	RegisterFailHandler(Fail)
-	// The default of one second is too short on a loaded machine running every package at once.
-	SetDefaultEventuallyTimeout(30 * time.Second)
-	RunSpecs(t, "NodePool hash")
-}
+func TestHash(t *testing.T) { suite.Run(t, "NodePool hash") }
 
-var _ = BeforeSuite(func() {
-	var err error
-	env, err = environment.Start()
-	Expect(err).NotTo(HaveOccurred())
-})
-
-var _ = AfterSuite(func() {
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
-})
+var _ = suite.WithEnvironment(&env)
 
 // nodePool returns a valid NodePool.
 func nodePool(name string) *v1.NodePool {

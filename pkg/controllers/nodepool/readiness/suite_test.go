@@ -3,7 +3,6 @@ package readiness_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -16,29 +15,15 @@ import (
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	awsv1 "github.com/lathe-autoscaler/lathe/pkg/providers/aws/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/test/environment"
+	"github.com/lathe-autoscaler/lathe/pkg/test/suite"
 )
 
 // env is the API server the specs run against; it is started once because starting it costs seconds.
 var env *environment.Environment
 
-func TestReadiness(t *testing.T) {
-	RegisterFailHandler(Fail)
-	// The default of one second is too short on a loaded machine running every package at once.
-	SetDefaultEventuallyTimeout(30 * time.Second)
-	RunSpecs(t, "NodePool readiness")
-}
+func TestReadiness(t *testing.T) { suite.Run(t, "NodePool readiness") }
 
-var _ = BeforeSuite(func() {
-	var err error
-	env, err = environment.Start()
-	Expect(err).NotTo(HaveOccurred())
-})
-
-var _ = AfterSuite(func() {
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
-})
+var _ = suite.WithEnvironment(&env)
 
 const ec2NodeClassSpec = `
 spec:
