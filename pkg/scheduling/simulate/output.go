@@ -116,8 +116,12 @@ func writeTable(w io.Writer, plan *solver.Plan) error {
 			}
 		}
 	}
-	fmt.Fprintf(w, "\nTotal: %d nodeclaims, $%.4f/h; lower bound $%.4f/h (cost/bound %.3f)\n",
-		len(plan.NodeClaims), plan.PricePerHour, plan.LowerBoundPerHour, plan.CostRatio())
+	noun := "nodeclaims"
+	if len(plan.NodeClaims) == 1 {
+		noun = "nodeclaim"
+	}
+	fmt.Fprintf(w, "\nTotal: %d %s, $%.4f/h; lower bound $%.4f/h (cost/bound %.3f)\n",
+		len(plan.NodeClaims), noun, plan.PricePerHour, plan.LowerBoundPerHour, plan.CostRatio())
 	return nil
 }
 

@@ -143,7 +143,7 @@ func TestTableAndCatalogFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	for _, want := range []string{"NODECLAIM", "small", "z1", "0.2000", "Unschedulable pods (1)", "default/picky", "Total: 1 nodeclaims, $0.2000/h"} {
+	for _, want := range []string{"NODECLAIM", "small", "z1", "0.2000", "Unschedulable pods (1)", "default/picky", "Total: 1 nodeclaim, $0.2000/h"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
