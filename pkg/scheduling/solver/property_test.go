@@ -76,6 +76,13 @@ func randomInput(rng *rand.Rand) solver.Input {
 		}
 		ps = append(ps, p)
 	}
+	// Pods no other pod selects and with no constraints of their own: free to be repacked.
+	if rng.Intn(3) == 0 {
+		size := pick("100m", "250m", "1")
+		for i := range 10 + rng.Intn(50) {
+			ps = append(ps, pod(fmt.Sprintf("batch-%d", i), size, pick("100Mi", "1Gi"), withLabels(map[string]string{"app": "batch"})))
+		}
+	}
 	in := input(ps, pools...)
 	if rng.Intn(3) == 0 {
 		in.DaemonSets = append(in.DaemonSets, daemonSet(pick("100m", "300m")))

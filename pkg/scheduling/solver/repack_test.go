@@ -4,9 +4,11 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
 )
 
@@ -71,5 +73,24 @@ func TestRepackingPrefersFewerNodesAtTheSamePrice(t *testing.T) {
 	plan := solveChecked(t, input(pods(5, "inflate", "1", "64Mi"), nodePool("default")), solver.Options{})
 	if len(plan.NodeClaims) != 1 || plan.NodeClaims[0].InstanceTypeNames[0] != "c-8" {
 		t.Errorf("want one c-8, got %d nodes at %.4f/h", len(plan.NodeClaims), plan.PricePerHour)
+	}
+}
+
+// A repacking that would be cheaper but break the pool's limits is not taken: "big" holds the four pods for
+// less than four "small" nodes, but its 16 cpu exceed the pool's limit of 10.
+func TestRepackingStaysWithinLimits(t *testing.T) {
+	pool := nodePool("default", func(np *v1.NodePool) {
+		np.Spec.Limits = v1.Limits{corev1.ResourceCPU: resource.MustParse("10")}
+	})
+	in := input(pods(4, "web", "1", "64Mi"), pool)
+	in.InstanceTypes["default"] = cloudprovider.InstanceTypes{instanceType("small", "amd64", 2, 0.2), instanceType("big", "amd64", 16, 0.7)}
+	plan := solveChecked(t, in, solver.Options{})
+	if len(plan.Unschedulable) > 0 {
+		t.Fatalf("unschedulable: %v", reasonsOf(plan))
+	}
+	for _, nc := range plan.NodeClaims {
+		if nc.InstanceTypeNames[0] == "big" {
+			t.Errorf("nodeclaim %s launches big (16 cpu) past the pool's 10-cpu limit", nc.Name)
+		}
 	}
 }
