@@ -18,6 +18,7 @@ import (
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/catalog"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	awsv1 "github.com/lathe-autoscaler/lathe/pkg/providers/aws/apis/v1"
 )
 
 // Labels and annotations the simulation puts on the Nodes it launches.
@@ -88,6 +89,7 @@ type CloudProvider struct {
 	capacity      *capacity
 	pending       map[string]*pendingLaunch // by NodeClaim name
 	interruptions []Interruption
+	byNodeClass   map[nodeClassKey]cloudprovider.InstanceTypes
 }
 
 var _ cloudprovider.CloudProvider = (*CloudProvider)(nil)
@@ -128,6 +130,7 @@ func New(deps Deps) (*CloudProvider, error) {
 		zoneIDs:      zoneIDs(deps.Region, catalogZones(deps.InstanceTypes)),
 		capacity:     newCapacity(),
 		pending:      map[string]*pendingLaunch{},
+		byNodeClass:  map[nodeClassKey]cloudprovider.InstanceTypes{},
 	}, nil
 }
 
@@ -142,7 +145,7 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v
 		}
 		return launched(nodeClaim, existing), nil
 	}
-	amis, err := c.resolveNodeClass(ctx, nodeClaim)
+	nodeClass, amis, err := c.resolveNodeClass(ctx, nodeClaim)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +157,7 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v
 	if err != nil {
 		return nil, err
 	}
-	choice, err := c.chooseOffering(ctx, nodeClaim, reqs, injected)
+	choice, err := c.chooseOffering(ctx, nodeClaim, c.typesFor(nodeClass), reqs, injected)
 	if err != nil {
 		return nil, err
 	}
@@ -291,18 +294,21 @@ func (c *CloudProvider) List(ctx context.Context) ([]*v1.NodeClaim, error) {
 	return out, nil
 }
 
-// GetInstanceTypes returns the catalog, with offerings that are injected or recently failed marked
-// unavailable. Every NodePool gets the whole catalog.
-func (c *CloudProvider) GetInstanceTypes(ctx context.Context, _ *v1.NodePool) ([]*cloudprovider.InstanceType, error) {
+// GetInstanceTypes returns the catalog as nodes of the NodePool's EC2NodeClass have it (pods, reserved
+// resources, eviction thresholds and ephemeral storage from its kubelet settings and block devices, see
+// catalog.ForNodeClass), with offerings that are injected or recently failed marked unavailable. A pool
+// whose node class isn't found gets the catalog as it is; launching for it fails.
+func (c *CloudProvider) GetInstanceTypes(ctx context.Context, nodePool *v1.NodePool) ([]*cloudprovider.InstanceType, error) {
 	injected, err := c.injectedCapacity(ctx)
 	if err != nil {
 		return nil, err
 	}
+	its := c.typesFor(c.poolNodeClass(ctx, nodePool))
 	now := c.clock.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]*cloudprovider.InstanceType, 0, len(c.catalog))
-	for _, it := range c.catalog {
+	out := make([]*cloudprovider.InstanceType, 0, len(its))
+	for _, it := range its {
 		cp := *it
 		cp.Offerings = slices.Clone(it.Offerings)
 		for i := range cp.Offerings {
@@ -316,6 +322,51 @@ func (c *CloudProvider) GetInstanceTypes(ctx context.Context, _ *v1.NodePool) ([
 	}
 	return out, nil
 }
+
+// poolNodeClass returns the pool's EC2NodeClass, or nil when it has none or it can't be read.
+func (c *CloudProvider) poolNodeClass(ctx context.Context, nodePool *v1.NodePool) *awsv1.EC2NodeClass {
+	if nodePool == nil {
+		return nil
+	}
+	ref := nodePool.Spec.Template.Spec.NodeClassRef
+	if ref == nil || ref.Group != awsv1.Group || ref.Kind != ec2NodeClassKind {
+		return nil
+	}
+	nodeClass := &awsv1.EC2NodeClass{}
+	if err := c.configReader.Get(ctx, objectKey(ref.Name), nodeClass); err != nil {
+		return nil
+	}
+	return nodeClass
+}
+
+// typesFor returns the catalog as nodes of the node class have it (the catalog itself for nil), computed
+// once per node class generation.
+func (c *CloudProvider) typesFor(nodeClass *awsv1.EC2NodeClass) cloudprovider.InstanceTypes {
+	if nodeClass == nil {
+		return c.catalog
+	}
+	key := nodeClassKey{uid: string(nodeClass.UID), generation: nodeClass.Generation}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if its, ok := c.byNodeClass[key]; ok {
+		return its
+	}
+	its := catalog.ForNodeClass(c.catalog, nodeClass)
+	if len(c.byNodeClass) >= maxCachedNodeClasses {
+		clear(c.byNodeClass)
+	}
+	c.byNodeClass[key] = its
+	return its
+}
+
+// nodeClassKey identifies one version of a node class's spec.
+type nodeClassKey struct {
+	uid        string
+	generation int64
+}
+
+// maxCachedNodeClasses bounds the per-node-class catalogs kept; the cache starts over when it is full.
+const maxCachedNodeClasses = 64
 
 // IsDrifted is always "": nothing drifts in the simulation yet.
 func (c *CloudProvider) IsDrifted(context.Context, *v1.NodeClaim) (cloudprovider.DriftReason, error) {

@@ -8,7 +8,9 @@
 //     kwok.x-k8s.io/node=fake so that kwok plays its kubelet and keeps it Ready. The Node carries every label
 //     the instance type has, the NodeClaim's labels, the karpenter.sh/unregistered:NoExecute taint (as a node
 //     booted from Karpenter's user data does) plus the NodeClaim's taints and startup taints, and the
-//     instance type's capacity and allocatable (capacity minus the type's overhead).
+//     instance type's capacity and allocatable (capacity minus the type's overhead), both as the EC2NodeClass
+//     shapes them: kubelet maxPods, podsPerCore, kubeReserved, systemReserved and eviction thresholds, and the
+//     root volume of its block device mappings (catalog.ForNodeClass, Karpenter's AWS overhead model).
 //   - Provider IDs look like sim:///<zone>/i-<17 hex digits>. The Node's sim.lathe.sh/nodeclaim and
 //     sim.lathe.sh/instance-id labels link it to its NodeClaim and provider ID, which makes Create idempotent:
 //     a retried Create finds the existing instance instead of launching a second.

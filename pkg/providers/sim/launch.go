@@ -41,11 +41,11 @@ func nodeClaimRequirements(nodeClaim *v1.NodeClaim) (scheduling.Requirements, er
 // chooseOffering walks the offerings the NodeClaim allows from the cheapest, as an EC2 Fleet with the
 // lowest-price strategy would: an offering without capacity is remembered as unavailable and the next one is
 // tried. It returns an InsufficientCapacityError when none has capacity.
-func (c *CloudProvider) chooseOffering(ctx context.Context, nodeClaim *v1.NodeClaim, reqs scheduling.Requirements, injected injection) (offeringChoice, error) {
+func (c *CloudProvider) chooseOffering(ctx context.Context, nodeClaim *v1.NodeClaim, its cloudprovider.InstanceTypes, reqs scheduling.Requirements, injected injection) (offeringChoice, error) {
 	now := c.clock.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	candidates := c.candidates(nodeClaim, reqs, now)
+	candidates := c.candidates(nodeClaim, its, reqs, now)
 	if len(candidates) == 0 {
 		return offeringChoice{}, cloudprovider.NewInsufficientCapacityError(
 			fmt.Errorf("no available offering of an instance type that fits nodeclaim %q", nodeClaim.Name))
@@ -65,9 +65,9 @@ func (c *CloudProvider) chooseOffering(ctx context.Context, nodeClaim *v1.NodeCl
 
 // candidates lists the available offerings of the instance types whose labels meet the requirements and
 // whose allocatable holds the requests, cheapest first. The caller holds mu.
-func (c *CloudProvider) candidates(nodeClaim *v1.NodeClaim, reqs scheduling.Requirements, now time.Time) []offeringChoice {
+func (c *CloudProvider) candidates(nodeClaim *v1.NodeClaim, its cloudprovider.InstanceTypes, reqs scheduling.Requirements, now time.Time) []offeringChoice {
 	var out []offeringChoice
-	for _, it := range c.catalog {
+	for _, it := range its {
 		if it.Requirements.Intersects(reqs) != nil || !fits(nodeClaim.Spec.Resources.Requests, it.Allocatable()) {
 			continue
 		}
@@ -153,25 +153,26 @@ func nodeTaints(nodeClaim *v1.NodeClaim) []corev1.Taint {
 	return out
 }
 
-// resolveNodeClass checks the NodeClaim's EC2NodeClass is Ready, as the AWS provider does, and returns the
-// image to boot per architecture. NodeClaims of other node class kinds launch with the simulated images.
-func (c *CloudProvider) resolveNodeClass(ctx context.Context, nodeClaim *v1.NodeClaim) (map[string]string, error) {
+// resolveNodeClass checks the NodeClaim's EC2NodeClass is Ready, as the AWS provider does, and returns it
+// with the image to boot per architecture. NodeClaims of other node class kinds launch with the simulated
+// images (and a nil node class).
+func (c *CloudProvider) resolveNodeClass(ctx context.Context, nodeClaim *v1.NodeClaim) (*awsv1.EC2NodeClass, map[string]string, error) {
 	ref := nodeClaim.Spec.NodeClassRef
 	if ref == nil || ref.Group != awsv1.Group || ref.Kind != ec2NodeClassKind {
-		return simulatedAMIs(), nil
+		return nil, simulatedAMIs(), nil
 	}
 	nodeClass := &awsv1.EC2NodeClass{}
 	if err := c.configReader.Get(ctx, objectKey(ref.Name), nodeClass); err != nil {
 		// As in the AWS provider, a node class that can't be found leaves the NodeClaim no capacity.
-		return nil, cloudprovider.NewInsufficientCapacityError(fmt.Errorf("resolving nodeclass %q, %w", ref.Name, err))
+		return nil, nil, cloudprovider.NewInsufficientCapacityError(fmt.Errorf("resolving nodeclass %q, %w", ref.Name, err))
 	}
 	ready := meta.FindStatusCondition(nodeClass.Status.Conditions, awsv1.ConditionTypeReady)
 	switch {
 	case ready == nil || ready.Status == metav1.ConditionUnknown:
-		return nil, cloudprovider.NewCreateError(fmt.Errorf("nodeclass %q readiness is unknown", ref.Name),
+		return nil, nil, cloudprovider.NewCreateError(fmt.Errorf("nodeclass %q readiness is unknown", ref.Name),
 			"NodeClassReadinessUnknown", "NodeClass is in Ready=Unknown")
 	case ready.Status == metav1.ConditionFalse:
-		return nil, cloudprovider.NewNodeClassNotReadyError(fmt.Errorf("nodeclass %q is not ready, %s", ref.Name, ready.Message))
+		return nil, nil, cloudprovider.NewNodeClassNotReadyError(fmt.Errorf("nodeclass %q is not ready, %s", ref.Name, ready.Message))
 	}
 	amis := simulatedAMIs()
 	for _, ami := range nodeClass.Status.AMIs {
@@ -183,5 +184,5 @@ func (c *CloudProvider) resolveNodeClass(ctx context.Context, nodeClaim *v1.Node
 			}
 		}
 	}
-	return amis, nil
+	return nodeClass, amis, nil
 }
