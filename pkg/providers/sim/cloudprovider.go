@@ -345,7 +345,7 @@ func (c *CloudProvider) typesFor(nodeClass *awsv1.EC2NodeClass) cloudprovider.In
 	if nodeClass == nil {
 		return c.catalog
 	}
-	key := nodeClassKey{uid: string(nodeClass.UID), generation: nodeClass.Generation}
+	key := nodeClassKey{name: nodeClass.Name, uid: string(nodeClass.UID), generation: nodeClass.Generation}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if its, ok := c.byNodeClass[key]; ok {
@@ -361,7 +361,7 @@ func (c *CloudProvider) typesFor(nodeClass *awsv1.EC2NodeClass) cloudprovider.In
 
 // nodeClassKey identifies one version of a node class's spec.
 type nodeClassKey struct {
-	uid        string
+	name, uid  string
 	generation int64
 }
 
