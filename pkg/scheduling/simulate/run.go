@@ -15,6 +15,7 @@ import (
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/catalog"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	awsv1 "github.com/lathe-autoscaler/lathe/pkg/providers/aws/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
 )
@@ -62,7 +63,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	in := objs.input(its)
+	in := objs.input(its, *catalogFile == "")
 	for _, w := range objs.warnings() {
 		fmt.Fprintln(stderr, "warning:", w)
 	}
@@ -109,12 +110,17 @@ func loadCatalog(path string) (cloudprovider.InstanceTypes, error) {
 }
 
 // input assembles the solver input: pods with a nodeName known as a Node are bound to it, NodeClaims
-// without a Node are in flight, and every NodePool gets the whole catalog.
-func (o *objects) input(its cloudprovider.InstanceTypes) solver.Input {
+// without a Node are in flight, and every NodePool gets the whole catalog. The embedded EC2 catalog is
+// shaped by the EC2NodeClass each pool refers to, when the input has it (kubelet settings, root volume),
+// as the simulated and AWS providers shape it; a catalog file states its capacities itself.
+func (o *objects) input(its cloudprovider.InstanceTypes, embedded bool) solver.Input {
 	in := solver.Input{NodePools: o.nodePools, InstanceTypes: map[string]cloudprovider.InstanceTypes{}, DaemonSets: o.daemonSets,
 		Volumes: solver.Volumes{Claims: o.claims, Volumes: o.volumes, StorageClasses: o.classes}}
 	for _, np := range o.nodePools {
 		in.InstanceTypes[np.Name] = its
+		if nc := o.nodeClassOf(np); embedded && nc != nil {
+			in.InstanceTypes[np.Name] = catalog.ForNodeClass(its, nc)
+		}
 	}
 	nodeIndex := map[string]int{}
 	for _, n := range o.nodes {
@@ -171,4 +177,18 @@ func (o *objects) warnings() []string {
 		out = append(out, fmt.Sprintf("ignored %d %s object(s)", o.ignoredKinds[k], k))
 	}
 	return out
+}
+
+// nodeClassOf returns the EC2NodeClass of the input the pool refers to, or nil.
+func (o *objects) nodeClassOf(np *v1.NodePool) *awsv1.EC2NodeClass {
+	ref := np.Spec.Template.Spec.NodeClassRef
+	if ref == nil || ref.Kind != "EC2NodeClass" {
+		return nil
+	}
+	for _, nc := range o.nodeClasses {
+		if nc.Name == ref.Name {
+			return nc
+		}
+	}
+	return nil
 }

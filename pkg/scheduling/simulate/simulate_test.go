@@ -163,3 +163,55 @@ func TestUsage(t *testing.T) {
 		t.Error("bad yaml accepted")
 	}
 }
+
+// The pool's EC2NodeClass shapes the embedded catalog: with kubelet maxPods 10, 40 tiny pods need at least
+// four nodes, where the catalog's own pod limits would put them on one.
+func TestNodeClassKubeletShapesTheCatalog(t *testing.T) {
+	const pool = `
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+      - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m, r]}
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  amiSelectorTerms: [{alias: al2023@latest}]
+  role: KarpenterNodeRole
+  kubelet: {maxPods: MAXPODS}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: tiny}
+spec:
+  replicas: 40
+  selector: {matchLabels: {app: tiny}}
+  template:
+    metadata: {labels: {app: tiny}}
+    spec:
+      containers: [{name: app, image: pause, resources: {requests: {cpu: 10m, memory: 16Mi}}}]
+`
+	nodes := func(maxPods string) int {
+		out, stderr, err := run(t, strings.Replace(pool, "MAXPODS", maxPods, 1), "-f", "-", "-o", "json")
+		if err != nil {
+			t.Fatalf("%v\n%s", err, stderr)
+		}
+		var res result
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return len(res.NodeClaims)
+	}
+	if n := nodes("10"); n < 4 {
+		t.Errorf("maxPods 10: %d nodeclaims for 40 pods, want at least 4", n)
+	}
+	if n := nodes("110"); n != 1 {
+		t.Errorf("maxPods 110: %d nodeclaims for 40 tiny pods, want 1", n)
+	}
+}
