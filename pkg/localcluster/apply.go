@@ -3,6 +3,7 @@ package localcluster
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -135,11 +136,38 @@ func (a *Applier) applyObject(ctx context.Context, obj *unstructured.Unstructure
 		}
 		resource = a.client.Resource(mapping.Resource).Namespace(obj.GetNamespace())
 	}
+	if err := recordLastApplied(obj); err != nil {
+		return nil, err
+	}
 	applied, err := resource.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 	if err != nil {
 		return nil, fmt.Errorf("server-side applying, %w", err)
 	}
 	return applied, nil
+}
+
+// lastAppliedAnnotation is where `kubectl apply` keeps the configuration it applied last.
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// recordLastApplied stores the object's configuration in the annotation `kubectl apply` keeps, as
+// `kubectl apply` itself would, so that a user who later runs `kubectl apply` on the same manifest gets
+// a clean three-way merge instead of a warning about the missing annotation.
+func recordLastApplied(obj *unstructured.Unstructured) error {
+	config := obj.DeepCopy()
+	annotations := config.GetAnnotations()
+	delete(annotations, lastAppliedAnnotation)
+	config.SetAnnotations(annotations)
+	data, err := json.Marshal(config.Object)
+	if err != nil {
+		return fmt.Errorf("encoding the applied configuration of %s %q, %w", obj.GetKind(), obj.GetName(), err)
+	}
+	annotations = obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[lastAppliedAnnotation] = string(data) + "\n"
+	obj.SetAnnotations(annotations)
+	return nil
 }
 
 func (a *Applier) waitEstablished(ctx context.Context, name string) error {

@@ -287,6 +287,12 @@ func checkTutorialNodePool(ctx context.Context, t *testing.T, c *localcluster.Cl
 	if err := cl.Get(ctx, client.ObjectKey{Name: "default"}, nodeClass); err != nil {
 		t.Fatalf("reading EC2NodeClass default, %v", err)
 	}
+	// `kubectl apply` of the same manifest later merges cleanly: the objects carry its annotation.
+	for _, obj := range []*unstructured.Unstructured{nodePool, nodeClass} {
+		if last := obj.GetAnnotations()["kubectl.kubernetes.io/last-applied-configuration"]; !strings.Contains(last, `"kind":"`+obj.GetKind()+`"`) {
+			t.Errorf("%s has last-applied-configuration %q", obj.GetKind(), last)
+		}
+	}
 	if role, _, _ := unstructured.NestedString(nodeClass.Object, "spec", "role"); role != "KarpenterNodeRole-lathe-local" {
 		t.Errorf("EC2NodeClass role = %q, want the substituted KarpenterNodeRole-lathe-local", role)
 	}
