@@ -13,7 +13,8 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling/simulate"
 )
 
-const manifests = `
+// defaultPool is a NodePool of the c, m and r families on the EC2NodeClass "default".
+const defaultPool = `
 apiVersion: karpenter.sh/v1
 kind: NodePool
 metadata: {name: default}
@@ -23,7 +24,9 @@ spec:
       nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
       requirements:
       - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m, r]}
----
+`
+
+const manifests = defaultPool + `---
 apiVersion: karpenter.sh/v1
 kind: NodePool
 metadata: {name: gpu}
@@ -167,17 +170,7 @@ func TestUsage(t *testing.T) {
 // The pool's EC2NodeClass shapes the embedded catalog: with kubelet maxPods 10, 40 tiny pods need at least
 // four nodes, where the catalog's own pod limits would put them on one.
 func TestNodeClassKubeletShapesTheCatalog(t *testing.T) {
-	const pool = `
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements:
-      - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m, r]}
----
+	const pool = defaultPool + `---
 apiVersion: karpenter.k8s.aws/v1
 kind: EC2NodeClass
 metadata: {name: default}
