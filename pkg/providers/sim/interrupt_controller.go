@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -101,6 +102,11 @@ func (c *InterruptionController) Reconcile(ctx context.Context, req reconcile.Re
 		return reconcile.Result{}, nil
 	}
 	raised, err := c.raise(ctx, node, kind)
+	if cloudprovider.IsNodeClaimNotFoundError(err) {
+		// Not an instance of this simulation (or already gone): nothing to interrupt, and retrying won't help.
+		log.FromContext(ctx).Info("ignoring interrupt annotation on a node that is no simulated instance")
+		return reconcile.Result{}, nil
+	}
 	if err != nil {
 		return reconcile.Result{}, err
 	}

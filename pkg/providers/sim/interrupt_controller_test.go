@@ -5,6 +5,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -89,5 +91,14 @@ var _ = Describe("Interruption on demand", func() {
 		node := getNode(ctx, "unknown")
 		Expect(node.Annotations).NotTo(HaveKey(sim.InterruptedAnnotationKey))
 		Expect(node.DeletionTimestamp).To(BeNil())
+	})
+
+	It("ignores a node that is no simulated instance", func(ctx SpecContext) {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "foreign", Annotations: map[string]string{sim.InterruptAnnotationKey: string(sim.InterruptionTerminating)}},
+			Spec: corev1.NodeSpec{ProviderID: "aws:///us-east-1a/i-0123456789abcdef0"}}
+		Expect(env.Client.Create(ctx, node)).To(Succeed())
+		Expect(reconcileNode(ctx, "foreign")).To(BeZero())
+		Expect(provider.Interruptions()).To(BeEmpty())
+		Expect(getNode(ctx, "foreign").DeletionTimestamp).To(BeNil())
 	})
 })
