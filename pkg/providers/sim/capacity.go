@@ -92,7 +92,7 @@ func (c *CloudProvider) injectedCapacity(ctx context.Context) (injection, error)
 // ConfigMap, or one Lathe may not read, means none; malformed lines are logged and skipped.
 func (c *CloudProvider) configuredInsufficientCapacity(ctx context.Context) (injection, error) {
 	cm := &corev1.ConfigMap{}
-	if err := c.configReader.Get(ctx, client.ObjectKey{Namespace: ConfigMapNamespace, Name: ConfigMapName}, cm); err != nil {
+	if err := c.reader.Get(ctx, client.ObjectKey{Namespace: ConfigMapNamespace, Name: ConfigMapName}, cm); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}

@@ -55,11 +55,12 @@ const (
 
 // Deps are the simulated provider's dependencies.
 type Deps struct {
-	// Client writes and reads the Nodes that stand for instances. Required.
+	// Client writes the Nodes that stand for instances. Required.
 	Client client.Client
-	// ConfigReader reads the lathe-sim ConfigMap and the EC2NodeClasses. Default Client; the composition root
-	// may pass an uncached reader so that the manager doesn't start a cluster-wide ConfigMap informer.
-	ConfigReader client.Reader
+	// Reader reads the instances (Nodes), the lathe-sim ConfigMap and the EC2NodeClasses. Default Client. It
+	// should read straight from the API server, as a cloud API answers from its own state: through a cache, a
+	// Node created a moment ago could be missed, and Delete would report its instance gone while it runs.
+	Reader client.Reader
 	// Clock times the unavailable-offerings cache and LaunchDelay. Default the real clock.
 	Clock clock.Clock
 	// InstanceTypes is the catalog. Default the embedded EC2 catalog in Region (zones <region>a/b/c).
@@ -74,14 +75,14 @@ type Deps struct {
 
 // CloudProvider is the simulated provider. Construct it with New.
 type CloudProvider struct {
-	client       client.Client
-	configReader client.Reader
-	clock        clock.Clock
-	timers       clock.WithDelayedExecution
-	catalog      cloudprovider.InstanceTypes
-	launchDelay  time.Duration
-	region       string
-	zoneIDs      map[string]string
+	client      client.Client
+	reader      client.Reader
+	clock       clock.Clock
+	timers      clock.WithDelayedExecution
+	catalog     cloudprovider.InstanceTypes
+	launchDelay time.Duration
+	region      string
+	zoneIDs     map[string]string
 
 	// mu guards the fields below. Never call clock methods while holding it: the testing FakeClock runs
 	// AfterFunc callbacks (which take mu) under its own lock.
@@ -99,8 +100,8 @@ func New(deps Deps) (*CloudProvider, error) {
 	if deps.Client == nil {
 		return nil, errors.New("sim provider needs a client")
 	}
-	if deps.ConfigReader == nil {
-		deps.ConfigReader = deps.Client
+	if deps.Reader == nil {
+		deps.Reader = deps.Client
 	}
 	if deps.Clock == nil {
 		deps.Clock = clock.RealClock{}
@@ -120,17 +121,17 @@ func New(deps Deps) (*CloudProvider, error) {
 		return nil, errors.New("a launch delay needs a clock with AfterFunc")
 	}
 	return &CloudProvider{
-		client:       deps.Client,
-		configReader: deps.ConfigReader,
-		clock:        deps.Clock,
-		timers:       timers,
-		catalog:      deps.InstanceTypes,
-		launchDelay:  deps.LaunchDelay,
-		region:       deps.Region,
-		zoneIDs:      zoneIDs(deps.Region, catalogZones(deps.InstanceTypes)),
-		capacity:     newCapacity(),
-		pending:      map[string]*pendingLaunch{},
-		byNodeClass:  map[nodeClassKey]cloudprovider.InstanceTypes{},
+		client:      deps.Client,
+		reader:      deps.Reader,
+		clock:       deps.Clock,
+		timers:      timers,
+		catalog:     deps.InstanceTypes,
+		launchDelay: deps.LaunchDelay,
+		region:      deps.Region,
+		zoneIDs:     zoneIDs(deps.Region, catalogZones(deps.InstanceTypes)),
+		capacity:    newCapacity(),
+		pending:     map[string]*pendingLaunch{},
+		byNodeClass: map[nodeClassKey]cloudprovider.InstanceTypes{},
 	}, nil
 }
 
@@ -176,7 +177,7 @@ func (c *CloudProvider) existing(ctx context.Context, nodeClaimName string) (*co
 		return node, nil
 	}
 	node := &corev1.Node{}
-	if err := c.client.Get(ctx, client.ObjectKey{Name: nodeClaimName}, node); err != nil {
+	if err := c.reader.Get(ctx, client.ObjectKey{Name: nodeClaimName}, node); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}
@@ -257,7 +258,7 @@ func (c *CloudProvider) nodeByProviderID(ctx context.Context, providerID string)
 		return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("%q is not a sim provider ID", providerID))
 	}
 	nodes := &corev1.NodeList{}
-	if err := c.client.List(ctx, nodes, client.MatchingLabels{InstanceIDLabelKey: id}); err != nil {
+	if err := c.reader.List(ctx, nodes, client.MatchingLabels{InstanceIDLabelKey: id}); err != nil {
 		return nil, fmt.Errorf("listing nodes of instance %q, %w", id, err)
 	}
 	for i := range nodes.Items {
@@ -272,7 +273,7 @@ func (c *CloudProvider) nodeByProviderID(ctx context.Context, providerID string)
 // refers to.
 func (c *CloudProvider) List(ctx context.Context) ([]*v1.NodeClaim, error) {
 	nodes := &corev1.NodeList{}
-	if err := c.client.List(ctx, nodes, client.HasLabels{NodeClaimLabelKey}); err != nil {
+	if err := c.reader.List(ctx, nodes, client.HasLabels{NodeClaimLabelKey}); err != nil {
 		return nil, fmt.Errorf("listing sim nodes, %w", err)
 	}
 	var out []*v1.NodeClaim
@@ -333,7 +334,7 @@ func (c *CloudProvider) poolNodeClass(ctx context.Context, nodePool *v1.NodePool
 		return nil
 	}
 	nodeClass := &awsv1.EC2NodeClass{}
-	if err := c.configReader.Get(ctx, objectKey(ref.Name), nodeClass); err != nil {
+	if err := c.reader.Get(ctx, objectKey(ref.Name), nodeClass); err != nil {
 		return nil
 	}
 	return nodeClass

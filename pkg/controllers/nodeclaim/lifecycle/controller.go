@@ -127,7 +127,10 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	nodeClaim := &v1.NodeClaim{}
 	if err := c.kubeClient.Get(ctx, req.NamespacedName, nodeClaim); err != nil {
 		if apierrors.IsNotFound(err) {
-			c.launch.cache.forgetName(req.Name)
+			// A claim deleted while its launch was being recorded: the instance is this controller's to end.
+			if uid, created, ok := c.launch.cache.byName(req.Name); ok {
+				return reconcile.Result{}, c.launch.abandon(ctx, uid, created)
+			}
 			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, fmt.Errorf("getting nodeclaim, %w", err)
@@ -136,6 +139,12 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	// Every NodeClaim is treated as managed for now: the only CloudProvider manages every nodeClassRef
 	// group/kind. Once providers can coexist, filter on nodeClassRef here and in a watch predicate.
 	if !nodeClaim.DeletionTimestamp.IsZero() {
+		// The termination controller ends every instance the claim records; one launched but not yet recorded
+		// only this controller knows about.
+		created, ok := c.launch.cache.get(nodeClaim.UID)
+		if ok && nodeClaim.Status.ProviderID == "" {
+			return reconcile.Result{}, c.launch.abandon(ctx, nodeClaim.UID, created)
+		}
 		c.launch.cache.forget(nodeClaim.UID)
 		return reconcile.Result{}, nil
 	}

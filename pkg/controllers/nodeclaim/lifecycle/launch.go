@@ -87,6 +87,19 @@ func (l *launch) failed(ctx context.Context, nodeClaim *v1.NodeClaim, err error)
 	return outcome{}, fmt.Errorf("launching nodeclaim, %w", err)
 }
 
+// abandon terminates the instance cached for a claim that was deleted before its launch was recorded on
+// it (the NodeClaim termination controller, seeing no provider ID, takes such a claim for never launched),
+// then forgets it. When Delete fails the launch stays cached, and the error's retry tries again.
+func (l *launch) abandon(ctx context.Context, uid types.UID, created *v1.NodeClaim) error {
+	err := l.cloudProvider.Delete(ctx, created)
+	if err != nil && !cloudprovider.IsNodeClaimNotFoundError(err) {
+		return fmt.Errorf("terminating the instance of a nodeclaim deleted while launching, %w", err)
+	}
+	l.cache.forget(uid)
+	log.FromContext(ctx).Info("terminated the instance of a nodeclaim deleted while launching", "providerID", created.Status.ProviderID)
+	return nil
+}
+
 // delete deletes a claim that can't be launched.
 func (l *launch) delete(ctx context.Context, nodeClaim *v1.NodeClaim, cause error, reason string) (outcome, error) {
 	log.FromContext(ctx).Error(cause, "failed launching nodeclaim, deleting it")
@@ -185,12 +198,13 @@ func (c *launchCache) forget(uid types.UID) {
 	}
 }
 
-// forgetName drops the entry of a claim that is gone, whose UID is no longer known.
-func (c *launchCache) forgetName(name string) {
+// byName returns the UID and launch cached for a claim that is gone, whose UID is no longer known.
+func (c *launchCache) byName(name string) (types.UID, *v1.NodeClaim, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if uid, ok := c.uids[name]; ok {
-		delete(c.entries, uid)
-		delete(c.uids, name)
+	uid, ok := c.uids[name]
+	if !ok {
+		return "", nil, false
 	}
+	return uid, c.entries[uid].created.DeepCopy(), true
 }

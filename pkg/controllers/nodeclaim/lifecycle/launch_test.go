@@ -101,6 +101,41 @@ var _ = Describe("Launch", func() {
 		Expect(condition(stored, v1.ConditionTypeLaunched).Status).To(Equal(metav1.ConditionTrue))
 		Expect(counter("karpenter_nodeclaims_launched_total", map[string]string{"nodepool": "default"})).To(Equal(1.0))
 	})
+	It("terminates the instance of a claim deleted before its launch was recorded", func() {
+		failures := &atomic.Int32{}
+		failures.Store(1)
+		controller = newController(failingStatusClient{Client: kubeClient, statusFailures: failures})
+		nc := newNodeClaim()
+		_, err := reconcileNodeClaim(nc)
+		Expect(err).To(MatchError(ContainSubstring("injected status write failure")))
+		Expect(cp.Calls(fake.MethodCreate)).To(Equal(1))
+		// The termination controller, seeing no provider ID, releases the claim at once.
+		stored := get(nc)
+		stored.Finalizers = nil
+		Expect(kubeClient.Update(ctx, stored)).To(Succeed())
+		Expect(kubeClient.Delete(ctx, stored)).To(Succeed())
+
+		expectReconciled(nc)
+		Expect(cp.DeleteCalls()).To(HaveLen(1))
+		Expect(cp.DeleteCalls()[0].Status.ProviderID).To(Equal("fake:///test-zone-1a/1"))
+		_, err = cp.Get(ctx, "fake:///test-zone-1a/1")
+		Expect(cloudprovider.IsNodeClaimNotFoundError(err)).To(BeTrue(), "got %v", err)
+		expectReconciled(nc)
+		Expect(cp.DeleteCalls()).To(HaveLen(1), "forgotten once terminated")
+	})
+	It("terminates the unrecorded instance of a claim that is being deleted", func() {
+		failures := &atomic.Int32{}
+		failures.Store(1)
+		controller = newController(failingStatusClient{Client: kubeClient, statusFailures: failures})
+		nc := newNodeClaim()
+		_, err := reconcileNodeClaim(nc)
+		Expect(err).To(HaveOccurred())
+		Expect(kubeClient.Delete(ctx, get(nc))).To(Succeed()) // the finalizer keeps it while it terminates
+
+		expectReconciled(nc)
+		Expect(cp.DeleteCalls()).To(HaveLen(1))
+		Expect(cp.Calls(fake.MethodCreate)).To(Equal(1))
+	})
 	It("deletes the claim and publishes an event on insufficient capacity", func() {
 		cp.InjectError(fake.MethodCreate, cloudprovider.NewInsufficientCapacityError(errors.New("no m5.large in test-zone-1a")))
 		nc := newNodeClaim()
