@@ -33,11 +33,7 @@ type InstanceTypeOverhead struct {
 func (o InstanceTypeOverhead) Total() corev1.ResourceList {
 	total := corev1.ResourceList{}
 	for _, list := range []corev1.ResourceList{o.KubeReserved, o.SystemReserved, o.EvictionThreshold} {
-		for name, q := range list {
-			sum := total[name]
-			sum.Add(q)
-			total[name] = sum
-		}
+		scheduling.AddResources(total, list)
 	}
 	return total
 }

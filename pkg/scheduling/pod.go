@@ -66,27 +66,28 @@ func PodPreferredRequirements(pod *corev1.Pod) ([]WeightedRequirements, error) {
 func PodRequests(pod *corev1.Pod) corev1.ResourceList {
 	total := corev1.ResourceList{}
 	for _, c := range pod.Spec.Containers {
-		addList(total, c.Resources.Requests)
+		AddResources(total, c.Resources.Requests)
 	}
 	sidecars := corev1.ResourceList{}
 	initPeak := corev1.ResourceList{}
 	for _, c := range pod.Spec.InitContainers {
 		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			addList(sidecars, c.Resources.Requests)
+			AddResources(sidecars, c.Resources.Requests)
 			continue
 		}
 		during := sidecars.DeepCopy()
-		addList(during, c.Resources.Requests)
+		AddResources(during, c.Resources.Requests)
 		maxList(initPeak, during)
 	}
-	addList(total, sidecars)
+	AddResources(total, sidecars)
 	maxList(total, initPeak)
-	addList(total, pod.Spec.Overhead)
+	AddResources(total, pod.Spec.Overhead)
 	total[corev1.ResourcePods] = *resource.NewQuantity(1, resource.DecimalSI)
 	return total
 }
 
-func addList(dst, src corev1.ResourceList) {
+// AddResources adds every quantity of src to dst.
+func AddResources(dst, src corev1.ResourceList) {
 	for name, q := range src {
 		sum := dst[name]
 		sum.Add(q)

@@ -133,9 +133,9 @@ func (s *PodStore) nodeUsage(nodeName string) nodePods {
 	for _, k := range keys {
 		bp := s.pods[k]
 		np.pods = append(np.pods, bp.pod.DeepCopy())
-		addResources(np.requested, bp.requests)
+		scheduling.AddResources(np.requested, bp.requests)
 		if bp.daemon {
-			addResources(np.daemonsetReq, bp.requests)
+			scheduling.AddResources(np.daemonsetReq, bp.requests)
 		}
 		np.hostPorts = append(np.hostPorts, bp.hostPorts...)
 	}
@@ -181,12 +181,4 @@ func hostPorts(pod *corev1.Pod) []HostPort {
 		}
 	}
 	return out
-}
-
-func addResources(dst, src corev1.ResourceList) {
-	for name, q := range src {
-		sum := dst[name]
-		sum.Add(q)
-		dst[name] = sum
-	}
 }
