@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
@@ -45,13 +46,8 @@ func terminatesAfter(kind InterruptionKind) (time.Duration, bool) {
 	return 0, false
 }
 
-func knownInterruption(kind InterruptionKind) bool {
-	switch kind {
-	case InterruptionSpot, InterruptionRebalance, InterruptionScheduledChange, InterruptionStopping, InterruptionTerminating:
-		return true
-	}
-	return false
-}
+// interruptionKinds are the kinds the interrupt annotation takes.
+var interruptionKinds = []InterruptionKind{InterruptionSpot, InterruptionRebalance, InterruptionScheduledChange, InterruptionStopping, InterruptionTerminating}
 
 // InterruptionController plays the cloud's side of an interruption asked for with InterruptAnnotationKey:
 // it raises the interruption message (CloudProvider.Interrupt) and, for a spot interruption after
@@ -96,9 +92,8 @@ func (c *InterruptionController) Reconcile(ctx context.Context, req reconcile.Re
 		return reconcile.Result{}, nil
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("Node", klog.KObj(node), "kind", kind))
-	if !knownInterruption(kind) {
-		log.FromContext(ctx).Error(fmt.Errorf("unknown interruption kind %q", kind), "ignoring interrupt annotation",
-			"known", []InterruptionKind{InterruptionSpot, InterruptionRebalance, InterruptionScheduledChange, InterruptionStopping, InterruptionTerminating})
+	if !slices.Contains(interruptionKinds, kind) {
+		log.FromContext(ctx).Error(fmt.Errorf("unknown interruption kind %q", kind), "ignoring interrupt annotation", "known", interruptionKinds)
 		return reconcile.Result{}, nil
 	}
 	raised, err := c.raise(ctx, node, kind)

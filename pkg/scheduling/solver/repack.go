@@ -240,7 +240,7 @@ func (r *run) replaceClaims(pool *poolInfo, old []*target, bins []*bin) {
 	for _, c := range old {
 		removed[c] = true
 		names = append(names, c.name)
-		r.inUse[pool].addInPlace(subVec(make(vec, len(c.used)), c.capacity()))
+		r.inUse[pool] = subVec(r.inUse[pool], c.capacity())
 	}
 	r.claims = slices.DeleteFunc(r.claims, func(c *target) bool { return removed[c] })
 	for i, b := range bins {
