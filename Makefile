@@ -10,9 +10,9 @@ all: generate build
 ## generate: regenerate deepcopy functions and CRD manifests from the API types.
 .PHONY: generate
 generate:
-	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./pkg/apis/... paths=./pkg/providers/aws/apis/...
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./pkg/apis/...
 	rm -f $(CRD_DIR)/*.yaml
-	$(CONTROLLER_GEN) crd:allowDangerousTypes=false paths=./pkg/apis/... paths=./pkg/providers/aws/apis/... output:crd:artifacts:config=$(CRD_DIR)
+	$(CONTROLLER_GEN) crd:allowDangerousTypes=false paths=./pkg/apis/... output:crd:artifacts:config=$(CRD_DIR)
 	$(GO) run ./hack/crdpatch $(CRD_DIR)
 
 ## verify-generate: fail if generated files are not current.

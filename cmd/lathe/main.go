@@ -19,11 +19,11 @@ import (
 	"k8s.io/utils/clock"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/lathe-autoscaler/lathe/cmd/lathe/simulate"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers"
 	"github.com/lathe-autoscaler/lathe/pkg/operator"
 	"github.com/lathe-autoscaler/lathe/pkg/operator/logging"
 	"github.com/lathe-autoscaler/lathe/pkg/operator/options"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling/simulate"
 )
 
 // Set at build time: go build -ldflags "-X main.version=v1.2.3 -X main.commit=abc123".

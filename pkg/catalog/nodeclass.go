@@ -7,8 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	awsv1 "github.com/lathe-autoscaler/lathe/pkg/apis/aws/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
-	awsv1 "github.com/lathe-autoscaler/lathe/pkg/providers/aws/apis/v1"
 )
 
 // The parts of the AWS provider's overhead model that don't depend on the node class.

@@ -7,9 +7,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
+	awsv1 "github.com/lathe-autoscaler/lathe/pkg/apis/aws/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/catalog"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
-	awsv1 "github.com/lathe-autoscaler/lathe/pkg/providers/aws/apis/v1"
 )
 
 func ec2Catalog(t *testing.T) cloudprovider.InstanceTypes {

@@ -24,7 +24,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/operator/options"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/sim"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
 	"github.com/lathe-autoscaler/lathe/pkg/state"
 	"github.com/lathe-autoscaler/lathe/pkg/state/informer"
 )

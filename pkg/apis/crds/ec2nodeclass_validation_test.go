@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	awsv1 "github.com/lathe-autoscaler/lathe/pkg/providers/aws/apis/v1"
+	awsv1 "github.com/lathe-autoscaler/lathe/pkg/apis/aws/v1"
 )
 
 const ec2NodeClassBase = `

@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/lathe-autoscaler/lathe/pkg/events"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
 )
 
 // NominatedEvent says where a pending pod will go: an existing node or a NodeClaim being launched.

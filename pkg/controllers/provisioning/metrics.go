@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lathe-autoscaler/lathe/pkg/metrics"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
 )
 
 // controllerName labels the scheduler metrics this package emits, as Karpenter labels its provisioner's.

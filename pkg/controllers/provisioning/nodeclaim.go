@@ -10,7 +10,7 @@ import (
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodepool/hash"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
 )
 
 // NewNodeClaim builds the NodeClaim object for a planned claim of the pool: named <nodepool>-<suffix> by the

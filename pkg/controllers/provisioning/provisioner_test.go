@@ -22,7 +22,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider/fake"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
 	eventsfake "github.com/lathe-autoscaler/lathe/pkg/events/fake"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
 	"github.com/lathe-autoscaler/lathe/pkg/state"
 	"github.com/lathe-autoscaler/lathe/pkg/test/environment"
 	"github.com/lathe-autoscaler/lathe/pkg/test/informed"

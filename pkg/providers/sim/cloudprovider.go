@@ -15,10 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	awsv1 "github.com/lathe-autoscaler/lathe/pkg/apis/aws/v1"
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/catalog"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
-	awsv1 "github.com/lathe-autoscaler/lathe/pkg/providers/aws/apis/v1"
 )
 
 // Labels and annotations the simulation puts on the Nodes it launches.

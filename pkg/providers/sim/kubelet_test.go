@@ -9,8 +9,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	awsv1 "github.com/lathe-autoscaler/lathe/pkg/apis/aws/v1"
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
-	awsv1 "github.com/lathe-autoscaler/lathe/pkg/providers/aws/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/sim"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
 )
 
 func (c *checker) checkClaims() {

@@ -14,8 +14,8 @@ import (
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling/workload"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/workload"
 )
 
 func TestUnschedulableReasons(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling/checker"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/checker"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
 )
 
 // TestNodeInclusionPolicies checks that spreads count only the pods on nodes their node inclusion policies

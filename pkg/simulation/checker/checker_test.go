@@ -8,9 +8,9 @@ import (
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/catalog"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling/checker"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling/workload"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/checker"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/workload"
 )
 
 func benchmarkInput(n int) solver.Input {

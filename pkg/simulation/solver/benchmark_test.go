@@ -11,8 +11,8 @@ import (
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/catalog"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling/workload"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/workload"
 )
 
 // benchmarkSizes are the workload sizes Karpenter reports.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling/simulate"
+	"github.com/lathe-autoscaler/lathe/cmd/lathe/simulate"
 )
 
 // defaultPool is a NodePool of the c, m and r families on the EC2NodeClass "default".

@@ -9,7 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
 )
 
 // jsonPlan is the -o json document.

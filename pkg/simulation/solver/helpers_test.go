@@ -13,8 +13,8 @@ import (
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling/checker"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/checker"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
 )
 
 // testZones are the zones of the small test catalog.

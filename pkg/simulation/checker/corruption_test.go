@@ -13,8 +13,8 @@ import (
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/catalog"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling/checker"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/checker"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
 )
 
 func smallPod(name string, mutate ...func(*corev1.Pod)) *corev1.Pod {

@@ -14,8 +14,8 @@ import (
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling/checker"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling/solver"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/checker"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
 )
 
 // randomInput draws a workload exercising every constraint the solver honours.

@@ -6,7 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling/workload"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/workload"
 )
 
 func TestDiverseShape(t *testing.T) {
