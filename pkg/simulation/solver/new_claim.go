@@ -9,19 +9,41 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 )
 
-// newClaim opens a claim for the pod from the highest-weight NodePool that can hold it.
+// newClaim opens a claim for the pod from the highest-weight NodePool that can hold it. The pod's required
+// node affinity terms are alternatives, tried in the pod's order as Karpenter does: every pool under the
+// first term, then every pool under the next.
 func (r *run) newClaim(p *podInfo, att *attempt) (claimChoice, bool) {
-	for _, pool := range r.prep.pools {
-		if c, why := r.tryPool(p, att, pool, false); why == "" {
-			return claimChoice{claim: c, cost: c.price()}, true
+	for _, term := range att.terms {
+		for _, pool := range r.prep.pools {
+			if c, why := r.tryPool(p, att, term, pool, false); why == "" {
+				return claimChoice{claim: c, cost: c.price()}, true
+			}
 		}
 	}
 	return claimChoice{}, false
 }
 
-// tryPool builds a new claim from the pool holding just the pod (and the pool's daemonsets), or returns why
-// it can't. Reasons are only spelled out when explain is set; otherwise a short marker is returned.
-func (r *run) tryPool(p *podInfo, att *attempt, pool *poolInfo, explain bool) (*target, string) {
+// explainPool says why no node affinity term of the pod lets the pool hold it ("" when one does).
+func (r *run) explainPool(p *podInfo, att *attempt, pool *poolInfo) string {
+	if len(att.terms) == 1 {
+		_, why := r.tryPool(p, att, att.terms[0], pool, true)
+		return why
+	}
+	parts := make([]string, 0, len(att.terms))
+	for i, term := range att.terms {
+		_, why := r.tryPool(p, att, term, pool, true)
+		if why == "" {
+			return ""
+		}
+		parts = append(parts, fmt.Sprintf("node affinity term %d: %s", i+1, why))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// tryPool builds a new claim from the pool holding just the pod (and the pool's daemonsets) under one of the
+// pod's node affinity terms, or returns why it can't. Reasons are only spelled out when explain is set;
+// otherwise a short marker is returned.
+func (r *run) tryPool(p *podInfo, att *attempt, term scheduling.Requirements, pool *poolInfo, explain bool) (*target, string) {
 	fail := func(format string, args ...any) (*target, string) {
 		if !explain {
 			return nil, "x"
@@ -34,12 +56,12 @@ func (r *run) tryPool(p *podInfo, att *attempt, pool *poolInfo, explain bool) (*
 	if err := scheduling.Tolerates(p.tolerations, pool.taints, att.preferNoSchedule); err != nil {
 		return fail("%s", err.Error())
 	}
-	merged, ok := mergeTerms(pool.reqs, att.terms, r.prep.compat)
+	merged, ok := mergeTerm(pool.reqs, term, r.prep.compat)
 	if !ok {
 		if !explain {
 			return nil, "x"
 		}
-		return fail("incompatible requirements, %s", pool.reqs.Compatible(att.terms[0], r.prep.compat).Error())
+		return fail("incompatible requirements, %s", pool.reqs.Compatible(term, r.prep.compat).Error())
 	}
 	if merged == nil {
 		merged = pool.reqs

@@ -194,7 +194,7 @@ func (r *run) explain(p *podInfo) []Reason {
 		out = append(out, Reason{Message: summary})
 	}
 	for _, pool := range r.prep.pools {
-		_, why := r.tryPool(p, &att, pool, true)
+		why := r.explainPool(p, &att, pool)
 		if why == "" {
 			why = "a new node would fit the pod alone, but not alongside the pods placed before it"
 		}

@@ -266,9 +266,10 @@ func leftoverNorm(c *target, extra vec) float64 {
 	return norm
 }
 
-// evaluate prices putting the pod on an open claim, or reports that it can't go there. Requirements are
-// only materialised (merged) when the pod's node affinity narrows them; topology pins stay a list until
-// apply, so that pricing the common case allocates nothing.
+// evaluate prices putting the pod on an open claim, or reports that it can't go there. A pod's required node
+// affinity terms are alternatives: each is tried and the cheapest way wins. Requirements are only
+// materialised (merged) when a term narrows them; topology pins stay a list until apply, so that pricing
+// the common case allocates nothing.
 func (r *run) evaluate(p *podInfo, att *attempt, c *target) (claimChoice, bool) {
 	if !c.used.fitsWith(p.requests, c.maxAlloc) {
 		return claimChoice{}, false
@@ -279,7 +280,22 @@ func (r *run) evaluate(p *podInfo, att *attempt, c *target) (claimChoice, bool) 
 	if len(c.taints) > 0 && scheduling.Tolerates(p.tolerations, c.taints, att.preferNoSchedule) != nil {
 		return claimChoice{}, false
 	}
-	merged, ok := mergeTerms(c.reqs, att.terms, r.prep.compat)
+	if len(att.terms) == 1 {
+		return r.evaluateTerm(p, att, c, att.terms[0])
+	}
+	var best claimChoice
+	found := false
+	for _, term := range att.terms {
+		if choice, ok := r.evaluateTerm(p, att, c, term); ok && (!found || choice.cost < best.cost-1e-12) {
+			best, found = choice, true
+		}
+	}
+	return best, found
+}
+
+// evaluateTerm prices putting the pod on an open claim under one of its node affinity terms.
+func (r *run) evaluateTerm(p *podInfo, att *attempt, c *target, term scheduling.Requirements) (claimChoice, bool) {
+	merged, ok := mergeTerm(c.reqs, term, r.prep.compat)
 	if !ok {
 		return claimChoice{}, false
 	}
@@ -386,19 +402,17 @@ func cheapestPriceWithPins(offerings cloudprovider.Offerings, reqs scheduling.Re
 	return best
 }
 
-// mergeTerms intersects the claim's requirements with the first compatible pod term. It returns nil (and
-// true) when a term adds nothing, so the caller can keep the claim's requirements.
-func mergeTerms(reqs scheduling.Requirements, terms []scheduling.Requirements, opts scheduling.CompatibilityOptions) (scheduling.Requirements, bool) {
-	for _, t := range terms {
-		if len(t) == 0 || impliedBy(reqs, t) {
-			return nil, true
-		}
-		if reqs.Compatible(t, opts) != nil {
-			continue
-		}
-		return reqs.Intersection(t), true
+// mergeTerm intersects the claim's requirements with one of the pod's node affinity terms, or reports that
+// no node could satisfy both. It returns nil (and true) when the term adds nothing, so the caller can keep
+// the claim's requirements.
+func mergeTerm(reqs, term scheduling.Requirements, opts scheduling.CompatibilityOptions) (scheduling.Requirements, bool) {
+	if len(term) == 0 || impliedBy(reqs, term) {
+		return nil, true
 	}
-	return nil, false
+	if reqs.Compatible(term, opts) != nil {
+		return nil, false
+	}
+	return reqs.Intersection(term), true
 }
 
 // impliedBy reports whether the claim's requirements already guarantee the term (every key of the term is
