@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
 )
@@ -44,7 +45,7 @@ func (c *checker) checkClaim(nc *solver.NodeClaimPlan) {
 			c.fail("claim %s: requirement %s %s is not within the nodepool's %s", nc.Name, k, reqs.Get(k), poolReqs[k])
 		}
 	}
-	n := &node{name: nc.Name, taints: pool.Spec.Template.Spec.Taints, requests: c.daemonSetOverhead(pool, poolReqs), reqs: reqs}
+	n := &node{name: nc.Name, taints: pool.Spec.Template.Spec.Taints, requests: corev1.ResourceList{}, reqs: reqs}
 	for _, ref := range nc.Pods {
 		if pod := c.pods[ref]; pod != nil {
 			n.add(pod)
@@ -58,9 +59,14 @@ func (c *checker) checkClaim(nc *solver.NodeClaimPlan) {
 		if err := it.Requirements.Intersects(reqs); err != nil {
 			c.fail("claim %s: instance type %s is incompatible with its requirements: %v", nc.Name, it.Name, err)
 		}
-		if !fits(n.requests, it.Allocatable()) {
-			c.fail("claim %s: pods and daemonsets %v don't fit instance type %s (allocatable %v)", nc.Name, n.requests, it.Name, it.Allocatable())
+		daemons := c.daemonSets(pool, poolReqs, it)
+		withDaemons := corev1.ResourceList{}
+		addLists(withDaemons, n.requests)
+		addLists(withDaemons, daemons.requests)
+		if !fits(withDaemons, it.Allocatable()) {
+			c.fail("claim %s: pods and daemonsets %v don't fit instance type %s (allocatable %v)", nc.Name, withDaemons, it.Name, it.Allocatable())
 		}
+		c.checkPorts(&node{name: nc.Name + " as " + it.Name, ports: append(append([]corev1.ContainerPort{}, n.ports...), daemons.ports...)})
 		price := priceOf(it, reqs)
 		if math.IsInf(price, 1) {
 			c.fail("claim %s: instance type %s has no available offering its requirements allow", nc.Name, it.Name)
@@ -99,9 +105,17 @@ func typeLabels(name, pool string, claim, instanceType scheduling.Requirements) 
 	return labels
 }
 
-// daemonSetOverhead sums the requests of the DaemonSets whose pods would run on the pool's nodes.
-func (c *checker) daemonSetOverhead(pool *v1.NodePool, poolReqs scheduling.Requirements) corev1.ResourceList {
-	total := corev1.ResourceList{}
+// daemonLoad is what the DaemonSets running on a node take: their requests and host ports.
+type daemonLoad struct {
+	requests corev1.ResourceList
+	ports    []corev1.ContainerPort
+}
+
+// daemonSets sums the DaemonSets whose pods would run on a node of the instance type from the pool: they
+// tolerate its taints and startup taints, and one of their node selector terms fits both the pool's
+// requirements (labels it leaves to instance types allowed) and the type's labels.
+func (c *checker) daemonSets(pool *v1.NodePool, poolReqs scheduling.Requirements, it *cloudprovider.InstanceType) daemonLoad {
+	load := daemonLoad{requests: corev1.ResourceList{}}
 	taints := append(append([]corev1.Taint{}, pool.Spec.Template.Spec.Taints...), pool.Spec.Template.Spec.StartupTaints...)
 	withPool := poolReqs.Clone()
 	withPool.Add(scheduling.MustRequirement(v1.NodePoolLabelKey, corev1.NodeSelectorOpIn, pool.Name))
@@ -115,13 +129,28 @@ func (c *checker) daemonSetOverhead(pool *v1.NodePool, poolReqs scheduling.Requi
 			continue
 		}
 		for _, t := range terms {
-			if withPool.Compatible(t, scheduling.AllowUndefinedWellKnown()) == nil {
-				addLists(total, scheduling.PodRequests(pod))
+			if withPool.Compatible(t, scheduling.AllowUndefinedWellKnown()) == nil && it.Requirements.Intersects(t) == nil {
+				addLists(load.requests, scheduling.PodRequests(pod))
+				load.ports = append(load.ports, hostPorts(pod)...)
 				break
 			}
 		}
 	}
-	return total
+	return load
+}
+
+func hostPorts(p *corev1.Pod) []corev1.ContainerPort {
+	var out []corev1.ContainerPort
+	for _, list := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
+		for _, ctr := range list {
+			for _, port := range ctr.Ports {
+				if port.HostPort > 0 {
+					out = append(out, port)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // checkLimits: each pool's existing, in-flight and planned capacity stays within its limits.

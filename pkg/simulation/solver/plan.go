@@ -76,8 +76,13 @@ func (r *run) claimPlan(c *target) NodeClaimPlan {
 	}
 	fitting = withinLimits
 	fitting = scheduling.SelectWithMinValues(c.reqs, fitting, r.prep.opts.MaxInstanceTypes, func(t pricedType) scheduling.Requirements { return t.it.Requirements })
+	// The claim requests its pods and the DaemonSets of whichever listed type is launched: the least any
+	// of them runs, per resource.
+	daemons := minDaemons(fitting, len(dims.names))
+	requests := c.used.clone()
+	requests.addInPlace(daemons)
 	nc := NodeClaimPlan{Name: c.name, NodePool: c.pool.name, PricePerHour: c.price(), Sequences: slices.Clone(c.seqs),
-		Requests: dims.list(c.used), DaemonSetOverhead: dims.list(c.pool.daemons), Taints: c.taints, MinValuesRelaxed: c.minValuesRelaxed}
+		Requests: dims.list(requests), DaemonSetOverhead: dims.list(daemons), Taints: c.taints, MinValuesRelaxed: c.minValuesRelaxed}
 	var names []string
 	for _, t := range fitting {
 		nc.InstanceTypes = append(nc.InstanceTypes, t.it)

@@ -153,6 +153,8 @@ type claimChoice struct {
 	cost    float64
 	// relaxMinValues marks the claim as launched without its minValues (BestEffort policy).
 	relaxMinValues bool
+	// filterPorts marks a pod whose host ports DaemonSets hold on some of the claim's types.
+	filterPorts bool
 }
 
 // placeOnClaim puts the pod on the open claim where it adds least to the price, or on a new claim when
@@ -307,10 +309,15 @@ func (r *run) evaluateTerm(p *podInfo, att *attempt, c *target, term scheduling.
 	if !ok {
 		return claimChoice{}, false
 	}
-	choice := claimChoice{claim: c, merged: merged, pins: pins, typeIdx: -1}
+	// DaemonSets holding one of the pod's host ports rule out their types.
+	var ports []hostPort
+	if len(p.ports) > 0 && c.pool.daemonPorts {
+		ports = p.ports
+	}
+	choice := claimChoice{claim: c, merged: merged, pins: pins, typeIdx: -1, filterPorts: ports != nil}
 	var price float64
 	var capacity vec
-	if merged == nil && len(pins) == 0 {
+	if merged == nil && len(pins) == 0 && ports == nil {
 		i := fitNewType(c.types, c.cur, c.used, p.requests)
 		if i < 0 {
 			return claimChoice{}, false
@@ -324,6 +331,9 @@ func (r *run) evaluateTerm(p *podInfo, att *attempt, c *target, term scheduling.
 				continue
 			}
 			if merged != nil && t.it.Requirements.Intersects(merged) != nil {
+				continue
+			}
+			if _, conflict := portsConflict(t.daemonPorts, ports); conflict {
 				continue
 			}
 			if pr := cheapestPriceWithPins(t.it.Offerings, reqs, pins); pr >= 0 {
@@ -340,7 +350,7 @@ func (r *run) evaluateTerm(p *podInfo, att *attempt, c *target, term scheduling.
 			return claimChoice{}, false
 		}
 	}
-	if c.hasMinValues && !r.minValuesHold(c, reqs, pins, p.requests) {
+	if c.hasMinValues && !r.minValuesHold(c, reqs, pins, p.requests, ports) {
 		if r.prep.opts.MinValuesPolicy != scheduling.MinValuesBestEffort {
 			return claimChoice{}, false
 		}
@@ -351,10 +361,13 @@ func (r *run) evaluateTerm(p *podInfo, att *attempt, c *target, term scheduling.
 }
 
 // minValuesHold reports whether the claim's types that would still hold its pods plus extra, under reqs
-// narrowed by pins, meet every minValues requirement.
-func (r *run) minValuesHold(c *target, reqs scheduling.Requirements, pins []pin, extra vec) bool {
+// narrowed by pins and without DaemonSets holding one of ports, meet every minValues requirement.
+func (r *run) minValuesHold(c *target, reqs scheduling.Requirements, pins []pin, extra vec, ports []hostPort) bool {
 	var fitting []scheduling.Requirements
 	for _, t := range c.types[c.cur:] {
+		if _, conflict := portsConflict(t.daemonPorts, ports); conflict {
+			continue
+		}
 		if c.used.fitsWith(extra, t.alloc) && typeAllowsPins(t.it.Requirements, pins) && r.withinLimits(c, t.typeOption) && t.it.Requirements.Intersects(reqs) == nil {
 			fitting = append(fitting, t.it.Requirements)
 		}
@@ -433,7 +446,7 @@ func (r *run) apply(p *podInfo, att *attempt, choice claimChoice) {
 	r.openRemove(c)
 	before := c.capacity()
 	c.minValuesRelaxed = c.minValuesRelaxed || choice.relaxMinValues
-	if choice.merged == nil && len(choice.pins) == 0 {
+	if choice.merged == nil && len(choice.pins) == 0 && !choice.filterPorts {
 		c.cur = choice.typeIdx
 		c.used.addInPlace(p.requests)
 	} else {
@@ -446,7 +459,7 @@ func (r *run) apply(p *podInfo, att *attempt, choice claimChoice) {
 		}
 		c.reqs = reqs
 		c.used.addInPlace(p.requests)
-		c.setTypes(r.typesFor(c.pool, c.reqs))
+		c.setTypes(r.claimTypes(c.pool, c.reqs, append(slices.Clone(c.ports), p.ports...)))
 	}
 	r.inUse[c.pool].addInPlace(subVec(c.capacity(), before))
 	c.used = subVec(c.used, p.requests)
