@@ -6,7 +6,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
@@ -290,4 +292,54 @@ func weighted(name string, weight int32, mutate ...func(*v1.NodePool)) *v1.NodeP
 		np.Spec.Weight = &weight
 	}
 	return np
+}
+
+// upstreamVolumes are the provisioning suite's volume objects: a WaitForFirstConsumer StorageClass of
+// zones 2 and 3, a claim of it ("unbound"), and a volume in zone 3 with its bound claim ("bound").
+func upstreamVolumes() solver.Volumes {
+	className := "zonal"
+	class := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: className}, AllowedTopologies: []corev1.TopologySelectorTerm{{
+		MatchLabelExpressions: []corev1.TopologySelectorLabelRequirement{{Key: zone, Values: []string{"test-zone-2", "test-zone-3"}}}}}}
+	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv"}, Spec: corev1.PersistentVolumeSpec{NodeAffinity: &corev1.VolumeNodeAffinity{
+		Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{nsr(zone, in, "test-zone-3")}}}}}}}
+	unbound := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "unbound", Namespace: "default"}, Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: &className}}
+	bound := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "bound", Namespace: "default"}, Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: &className, VolumeName: "pv"}}
+	return solver.Volumes{Claims: []*corev1.PersistentVolumeClaim{unbound, bound}, Volumes: []*corev1.PersistentVolume{pv}, StorageClasses: []*storagev1.StorageClass{class}}
+}
+
+func withClaim(name string) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: name}}})
+	}
+}
+
+// Volume topology: a bound volume's zone, an unbound claim's StorageClass zones.
+func TestUpstreamVolumeScenarios(t *testing.T) {
+	volumeSuite := provSuite + "Volume Topology Requirements/"
+	runUpstreamScenarios(t, []upstreamScenario{
+		{name: "missing claim", from: volumeSuite + "should not schedule if invalid pvc",
+			volumes: upstreamVolumes(), pods: upods(1, "p", withClaim("invalid")), want: func(r scenarioResult) { r.pending("p-0") }},
+		{name: "valid pods next to one with a missing claim", from: volumeSuite + "should schedule valid pods when a pod with an invalid pvc is encountered (pvc)",
+			volumes: upstreamVolumes(), pods: []*corev1.Pod{upod("invalid", withClaim("invalid")), upod("valid")},
+			want: func(r scenarioResult) {
+				r.pending("invalid")
+				r.scheduled("valid")
+			}},
+		{name: "storage class zones", from: volumeSuite + "should schedule to storage class zones if volume does not exist",
+			volumes: upstreamVolumes(), pods: upods(1, "p", withClaim("unbound"), nodeRequirements(nsr(zone, in, "test-zone-1", "test-zone-3"))),
+			want: func(r scenarioResult) { r.hasLabel("p-0", zone, "test-zone-3") }},
+		{name: "storage class zones incompatible", from: volumeSuite + "should not schedule if storage class zones are incompatible",
+			volumes: upstreamVolumes(), pods: upods(1, "p", withClaim("unbound"), nodeRequirements(nsr(zone, in, "test-zone-1"))),
+			want: func(r scenarioResult) { r.pending("p-0") }},
+		{name: "bound volume zone", from: volumeSuite + "should schedule to volume zones if volume already bound",
+			volumes: upstreamVolumes(), pods: upods(1, "p", withClaim("bound")), want: func(r scenarioResult) { r.hasLabel("p-0", zone, "test-zone-3") }},
+		{name: "bound volume zone incompatible", from: volumeSuite + "should not schedule if volume zones are incompatible",
+			volumes: upstreamVolumes(), pods: upods(1, "p", withClaim("bound"), nodeRequirements(nsr(zone, in, "test-zone-1"))),
+			want: func(r scenarioResult) { r.pending("p-0") }},
+		{name: "volume zone kept on every term", from: volumeSuite + "should not relax an added volume topology zone node-selector away",
+			volumes: upstreamVolumes(),
+			pods: upods(1, "p", withClaim("bound"), requireTerms([]corev1.NodeSelectorRequirement{nsr("example.com/label", in, "unsupported")},
+				[]corev1.NodeSelectorRequirement{nsr(v1.CapacityTypeLabelKey, in, v1.CapacityTypeOnDemand)})),
+			want: func(r scenarioResult) { r.hasLabel("p-0", zone, "test-zone-3") }},
+	})
 }
