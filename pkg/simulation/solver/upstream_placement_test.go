@@ -308,6 +308,26 @@ func TestUpstreamResourceScenarios(t *testing.T) {
 					r.t.Errorf("pod went to %q, want the existing node", w)
 				}
 			}},
+		{name: "in-flight claim first", from: suite + "In-Flight Nodes/should not launch a second node if there is an in-flight node that can support the pod (node selectors)",
+			inFlight: []solver.InFlightNodeClaim{inFlightSmall("in-flight", "test-zone-2", upod("initial", cpuRequest("10m"), nodeRequirements(nsr(zone, in, "test-zone-2"))))},
+			pods: []*corev1.Pod{upod("second", cpuRequest("10m"), nodeRequirements(nsr(zone, in, "test-zone-1", "test-zone-2"))),
+				upod("third", cpuRequest("10m"), nodeRequirements(nsr(zone, in, "test-zone-1", "test-zone-3")))},
+			want: func(r scenarioResult) {
+				if w := r.where("second"); w != "in-flight" {
+					r.t.Errorf("second pod went to %q, want the in-flight claim", w)
+				}
+				if w := r.where("third"); w == "" || w == "in-flight" {
+					r.t.Errorf("third pod went to %q, want a new node", w)
+				}
+			}},
+		{name: "in-flight claim full", from: suite + "In-Flight Nodes/should launch a second node if a pod won't fit on the existingNodes node",
+			inFlight: []solver.InFlightNodeClaim{inFlightSmall("in-flight", "test-zone-1", upod("initial", cpuRequest("1001m")))},
+			pods:     []*corev1.Pod{upod("second", cpuRequest("1"))},
+			want: func(r scenarioResult) {
+				if w := r.where("second"); w == "" || w == "in-flight" {
+					r.t.Errorf("second pod went to %q, want a new node", w)
+				}
+			}},
 		{name: "heaviest pool", from: provSuite + "Multiple NodePools/Weighted NodePools/should schedule to the nodepool with the highest priority always",
 			pools: []*v1.NodePool{upstreamPool(), weighted("weight-20", 20), weighted("weight-100", 100)}, pods: upods(3, "p"),
 			want: func(r scenarioResult) {
@@ -336,6 +356,16 @@ func TestUpstreamResourceScenarios(t *testing.T) {
 			pools: []*v1.NodePool{upstreamPool(func(np *v1.NodePool) { np.Spec.Limits = v1.Limits{corev1.ResourceCPU: resource.MustParse("2")} })},
 			pods:  upods(1, "p", cpuRequest("1.75")), want: func(r scenarioResult) { r.scheduled("p-0") }},
 	})
+}
+
+// inFlightSmall is a NodeClaim of the default pool launched as small-instance-type in zone, not yet a
+// node, with the pods nominated to it.
+func inFlightSmall(name, z string, pods ...*corev1.Pod) solver.InFlightNodeClaim {
+	nc := &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.NodePoolLabelKey: "default"}},
+		Spec: v1.NodeClaimSpec{Requirements: []v1.NodeSelectorRequirementWithMinValues{req(zone, in, z), req(v1.LabelInstanceType, in, "small-instance-type")}},
+		Status: v1.NodeClaimStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1900m"), corev1.ResourceMemory: resource.MustParse("2038Mi"), corev1.ResourcePods: resource.MustParse("5")},
+			Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("2Gi"), corev1.ResourcePods: resource.MustParse("5")}}}
+	return solver.InFlightNodeClaim{NodeClaim: nc, Pods: pods}
 }
 
 // weighted is an upstream test.NodePool with a weight.

@@ -380,6 +380,7 @@ type upstreamScenario struct {
 	pods       []*corev1.Pod
 	daemonSets []*appsv1.DaemonSet
 	nodes      []solver.ExistingNode
+	inFlight   []solver.InFlightNodeClaim
 	volumes    solver.Volumes
 	opts       solver.Options
 	want       func(r scenarioResult)
@@ -401,7 +402,7 @@ func runUpstreamScenarios(t *testing.T, cases []upstreamScenario) {
 			if types == nil {
 				types = upstreamCatalog()
 			}
-			in := solver.Input{Pods: tc.pods, NodePools: pools, InstanceTypes: map[string]cloudprovider.InstanceTypes{}, DaemonSets: tc.daemonSets, Nodes: tc.nodes, Volumes: tc.volumes}
+			in := solver.Input{Pods: tc.pods, NodePools: pools, InstanceTypes: map[string]cloudprovider.InstanceTypes{}, DaemonSets: tc.daemonSets, Nodes: tc.nodes, InFlight: tc.inFlight, Volumes: tc.volumes}
 			for _, p := range pools {
 				in.InstanceTypes[p.Name] = types
 			}
