@@ -179,6 +179,23 @@ func TestUpstreamTopologyScenarios(t *testing.T) {
 					r.t.Errorf("both pods in %s", a)
 				}
 			}},
+		{name: "pool taints tolerated or not", from: topologySuite + "Taints/should schedule pods that tolerate NodePool constraints",
+			pools: []*v1.NodePool{topologyPool(tainted(corev1.Taint{Key: "test-key", Value: "test-value", Effect: corev1.TaintEffectNoSchedule}))},
+			pods: []*corev1.Pod{
+				upod("exists", tolerating(corev1.Toleration{Key: "test-key", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})),
+				upod("equal", tolerating(corev1.Toleration{Key: "test-key", Value: "test-value", Operator: corev1.TolerationOpEqual, Effect: corev1.TaintEffectNoSchedule})),
+				upod("missing"),
+				upod("key-mismatch", tolerating(corev1.Toleration{Key: "invalid", Operator: corev1.TolerationOpExists})),
+				upod("value-mismatch", tolerating(corev1.Toleration{Key: "test-key", Operator: corev1.TolerationOpEqual, Effect: corev1.TaintEffectNoSchedule}))},
+			want: func(r scenarioResult) {
+				r.scheduled("exists", "equal")
+				r.pending("missing", "key-mismatch", "value-mismatch")
+			}},
+		{name: "startup taint", from: topologySuite + "Taints/should provision nodes with taints and schedule pods if the taint is only a startup taint",
+			pools: []*v1.NodePool{topologyPool(func(np *v1.NodePool) {
+				np.Spec.Template.Spec.StartupTaints = []corev1.Taint{{Key: "ignore-me", Value: "nothing-to-see-here", Effect: corev1.TaintEffectNoSchedule}}
+			})},
+			pods: upods(1, "p"), want: func(r scenarioResult) { r.scheduled("p-0") }},
 		{name: "host ports", from: suite + "In-Flight Nodes/should schedule pods with the same host port to different nodes",
 			pods: upods(2, "p", withHostPort(8080)), want: func(r scenarioResult) {
 				r.scheduled("p-0", "p-1")
@@ -366,6 +383,14 @@ func inFlightSmall(name, z string, pods ...*corev1.Pod) solver.InFlightNodeClaim
 		Status: v1.NodeClaimStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1900m"), corev1.ResourceMemory: resource.MustParse("2038Mi"), corev1.ResourcePods: resource.MustParse("5")},
 			Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("2Gi"), corev1.ResourcePods: resource.MustParse("5")}}}
 	return solver.InFlightNodeClaim{NodeClaim: nc, Pods: pods}
+}
+
+func tainted(taints ...corev1.Taint) func(*v1.NodePool) {
+	return func(np *v1.NodePool) { np.Spec.Template.Spec.Taints = taints }
+}
+
+func tolerating(tolerations ...corev1.Toleration) func(*corev1.Pod) {
+	return func(p *corev1.Pod) { p.Spec.Tolerations = tolerations }
 }
 
 // weighted is an upstream test.NodePool with a weight.
