@@ -141,6 +141,7 @@ func newPoolInfo(np *v1.NodePool, its cloudprovider.InstanceTypes, dims *resourc
 
 func toOptions(its cloudprovider.InstanceTypes, dims *resourceDims) []*typeOption {
 	out := make([]*typeOption, 0, len(its))
+	noDaemons := make(vec, len(dims.names)) // shared: daemons vectors are only ever replaced, never written
 	for _, it := range its {
 		capacity := dims.vec(it.Capacity)
 		alloc := capacity.clone()
@@ -149,7 +150,7 @@ func toOptions(its cloudprovider.InstanceTypes, dims *resourceDims) []*typeOptio
 				alloc[i] = max(0, alloc[i]-amount)
 			}
 		}
-		out = append(out, &typeOption{it: it, alloc: alloc, capacity: capacity, daemons: make(vec, len(dims.names))})
+		out = append(out, &typeOption{it: it, alloc: alloc, capacity: capacity, daemons: noDaemons})
 	}
 	return out
 }
