@@ -89,7 +89,7 @@ type Disruption struct {
 	// +kubebuilder:validation:MaxItems=50
 	// +listType=atomic
 	// +optional
-	Budgets []Budget `json:"budgets,omitempty"`
+	Budgets []Budget `json:"budgets,omitempty" hash:"ignore"`
 }
 
 // Budget limits how many NodeClaims of a pool may be disrupted at once, optionally only in a cron window and
@@ -104,18 +104,18 @@ type Budget struct {
 	// nodes ("10%", rounded up).
 	// +kubebuilder:validation:Pattern:="^((100|[0-9]{1,2})%|[0-9]+)$"
 	// +kubebuilder:default:="10%"
-	Nodes string `json:"nodes"`
+	Nodes string `json:"nodes" hash:"ignore"`
 	// Schedule is a cron expression (UTC, or a macro such as @daily) at which the budget becomes active for
 	// Duration. Without it the budget is always active. Must be set together with Duration.
 	// +kubebuilder:validation:Pattern:=`^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$`
 	// +optional
-	Schedule *string `json:"schedule,omitempty"`
+	Schedule *string `json:"schedule,omitempty" hash:"ignore"`
 	// Duration is how long the budget stays active after each schedule hit, in hours and minutes.
 	// Must be set together with Schedule.
 	// +kubebuilder:validation:Pattern=`^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$`
 	// +kubebuilder:validation:Type="string"
 	// +optional
-	Duration *metav1.Duration `json:"duration,omitempty"`
+	Duration *metav1.Duration `json:"duration,omitempty" hash:"ignore"`
 }
 
 // ConsolidationPolicy names which nodes consolidation may act on.
@@ -189,7 +189,7 @@ type NodeClaimTemplateSpec struct {
 	// +kubebuilder:validation:MaxItems:=100
 	// +listType=atomic
 	// +required
-	Requirements []NodeSelectorRequirementWithMinValues `json:"requirements"`
+	Requirements []NodeSelectorRequirementWithMinValues `json:"requirements" hash:"ignore"`
 	// NodeClassRef names the provider node class (for example an EC2NodeClass) the pool's nodes launch with.
 	// +kubebuilder:validation:XValidation:rule="self.group == oldSelf.group",message="nodeClassRef.group is immutable"
 	// +kubebuilder:validation:XValidation:rule="self.kind == oldSelf.kind",message="nodeClassRef.kind is immutable"
