@@ -1,6 +1,7 @@
 package state
 
 import (
+	"maps"
 	"slices"
 	"sync"
 
@@ -70,10 +71,21 @@ func (s *PodStore) UpdatePod(pod *corev1.Pod) {
 		s.byNode[pod.Spec.NodeName] = map[types.NamespacedName]struct{}{}
 	}
 	s.byNode[pod.Spec.NodeName][key] = struct{}{}
-	if !existed || old.pod.Spec.NodeName != pod.Spec.NodeName ||
-		!equality.Semantic.DeepEqual(old.requests, bp.requests) || !slices.Equal(old.hostPorts, bp.hostPorts) {
+	if !existed || podChanged(old, bp) {
 		s.stamp.Bump()
 	}
+}
+
+// podChanged reports whether a decision could tell the two versions of a bound pod apart: its node, what
+// it takes from the node, its labels (topology spread and pod affinity count them), its annotations
+// (karpenter.sh/do-not-disrupt) and whether it is terminating. Status churn such as readiness is left out.
+func podChanged(old, new *boundPod) bool {
+	return old.pod.Spec.NodeName != new.pod.Spec.NodeName ||
+		!equality.Semantic.DeepEqual(old.requests, new.requests) ||
+		!slices.Equal(old.hostPorts, new.hostPorts) ||
+		!maps.Equal(old.pod.Labels, new.pod.Labels) ||
+		!maps.Equal(old.pod.Annotations, new.pod.Annotations) ||
+		(old.pod.DeletionTimestamp == nil) != (new.pod.DeletionTimestamp == nil)
 }
 
 // DeletePod forgets the pod, if the store has it.
