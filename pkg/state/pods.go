@@ -50,7 +50,7 @@ func NewPodStore(stamp *Stamp) *PodStore {
 // its own copy.
 func (s *PodStore) UpdatePod(pod *corev1.Pod) {
 	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
-	if pod.Spec.NodeName == "" || isTerminal(pod) {
+	if pod.Spec.NodeName == "" || scheduling.IsTerminal(pod) {
 		s.DeletePod(key)
 		return
 	}
@@ -58,7 +58,7 @@ func (s *PodStore) UpdatePod(pod *corev1.Pod) {
 		pod:       pod.DeepCopy(),
 		requests:  scheduling.PodRequests(pod),
 		hostPorts: hostPorts(pod),
-		daemon:    isDaemonSetPod(pod),
+		daemon:    scheduling.IsDaemonSetPod(pod),
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -160,19 +160,6 @@ func (s *PodStore) unindex(key types.NamespacedName, nodeName string) {
 	if len(s.byNode[nodeName]) == 0 {
 		delete(s.byNode, nodeName)
 	}
-}
-
-func isTerminal(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
-}
-
-func isDaemonSetPod(pod *corev1.Pod) bool {
-	for _, ref := range pod.OwnerReferences {
-		if ref.Kind == "DaemonSet" && ref.Controller != nil && *ref.Controller {
-			return true
-		}
-	}
-	return false
 }
 
 // hostPorts lists the host ports the pod's containers (including init and sidecar containers) hold.

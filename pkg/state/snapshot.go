@@ -1,6 +1,8 @@
 package state
 
 import (
+	"slices"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -53,8 +55,10 @@ type StateNode struct {
 	Pods []*corev1.Pod
 	// HostPorts are the host ports the bound pods hold.
 	HostPorts []HostPort
-	// MarkedForDeletion is true when the Node or NodeClaim is being deleted or a loop marked the machine
-	// for deletion. The simulator must not place pods on such a node.
+	// MarkedForDeletion is true when the Node or NodeClaim is being deleted, a loop marked the machine for
+	// deletion, or the Node carries the karpenter.sh/disrupted:NoSchedule taint (it is being drained). The
+	// simulator must not place pods on such a node, and its reschedulable pods need room elsewhere; its
+	// capacity still counts against its NodePool's limits until the Node is gone.
 	MarkedForDeletion bool
 }
 
@@ -95,7 +99,8 @@ func stateNode(key string, e *nodeEntry, pods nodePods, marks map[string]struct{
 		HostPorts:          pods.hostPorts,
 	}
 	_, marked := marks[key]
-	sn.MarkedForDeletion = marked || e.node.DeletionTimestamp != nil || (e.claim != nil && e.claim.DeletionTimestamp != nil)
+	sn.MarkedForDeletion = marked || e.node.DeletionTimestamp != nil || (e.claim != nil && e.claim.DeletionTimestamp != nil) ||
+		slices.ContainsFunc(e.node.Spec.Taints, func(t corev1.Taint) bool { return v1.DisruptedNoScheduleTaint.MatchTaint(&t) })
 	return sn
 }
 
