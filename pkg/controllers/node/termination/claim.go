@@ -13,26 +13,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/fieldindex"
 )
 
 // nodeClaimForNode returns the NodeClaim whose instance the Node is, or nil when there is none. The
 // provider ID decides; the node name is the fallback for claims whose status has no provider ID yet.
 func (c *Controller) nodeClaimForNode(ctx context.Context, node *corev1.Node) (*v1.NodeClaim, error) {
-	list := &v1.NodeClaimList{}
-	if err := c.kube.List(ctx, list); err != nil {
-		return nil, fmt.Errorf("listing nodeclaims, %w", err)
+	claims, err := fieldindex.NodeClaimsForNode(ctx, c.kube, node)
+	if err != nil || len(claims) == 0 {
+		return nil, err
 	}
-	var byName *v1.NodeClaim
-	for i := range list.Items {
-		nodeClaim := &list.Items[i]
-		if node.Spec.ProviderID != "" && nodeClaim.Status.ProviderID == node.Spec.ProviderID {
-			return nodeClaim, nil
-		}
-		if byName == nil && nodeClaim.Status.NodeName == node.Name && (nodeClaim.Status.ProviderID == "" || node.Spec.ProviderID == "") {
-			byName = nodeClaim
-		}
-	}
-	return byName, nil
+	return claims[0], nil
 }
 
 // deleteNodeClaim deletes the Node's NodeClaim unless its deletion has begun, and returns it as it is

@@ -23,11 +23,13 @@ import (
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/fieldindex"
 	"github.com/lathe-autoscaler/lathe/pkg/events"
 )
 
-// PodNodeNameField is the field index on Pods by spec.nodeName that Register adds to the manager's cache.
-const PodNodeNameField = "spec.nodeName"
+// PodNodeNameField is the field index on Pods by spec.nodeName that Register adds to the manager's cache
+// (see pkg/controllers/fieldindex).
+const PodNodeNameField = fieldindex.PodNodeName
 
 // Requeue intervals for the waits that nothing watched announces.
 const (
@@ -81,8 +83,8 @@ func (c *Controller) Name() string { return "node.termination" }
 // Register indexes Pods by node name and watches Nodes that carry the termination finalizer, and the
 // NodeClaims of those Nodes.
 func (c *Controller) Register(ctx context.Context, mgr manager.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Pod{}, PodNodeNameField, podNodeName); err != nil {
-		return fmt.Errorf("indexing pods by node name, %w", err)
+	if err := fieldindex.Register(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
 	}
 	err := controllerruntime.NewControllerManagedBy(mgr).
 		Named(c.Name()).
@@ -188,13 +190,4 @@ func nodeOfNodeClaim(_ context.Context, o client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: nodeClaim.Status.NodeName}}}
-}
-
-// podNodeName is the PodNodeNameField indexer.
-func podNodeName(o client.Object) []string {
-	pod, ok := o.(*corev1.Pod)
-	if !ok || pod.Spec.NodeName == "" {
-		return nil
-	}
-	return []string{pod.Spec.NodeName}
 }

@@ -24,6 +24,7 @@
 //
 // # Indexes
 //
-// Register indexes Pods by spec.nodeName (PodNodeNameField) in the manager's cache, because the drain
+// Register adds the pkg/controllers/fieldindex indexes to the manager's cache: the drain lists the pods bound
+// to one node (PodNodeNameField), and the Node's NodeClaim is looked up by provider ID or node name.
 // lists the pods bound to one node.
 package termination

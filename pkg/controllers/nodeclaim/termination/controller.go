@@ -26,6 +26,7 @@ import (
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/fieldindex"
 	"github.com/lathe-autoscaler/lathe/pkg/events"
 )
 
@@ -82,7 +83,10 @@ func (c *Controller) Name() string { return "nodeclaim.termination" }
 
 // Register watches NodeClaims that carry the termination finalizer, and Nodes, whose deletion lets their
 // NodeClaim's termination go on.
-func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
+func (c *Controller) Register(ctx context.Context, mgr manager.Manager) error {
+	if err := fieldindex.Register(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	err := controllerruntime.NewControllerManagedBy(mgr).
 		Named(c.Name()).
 		For(&v1.NodeClaim{}, builder.WithPredicates(predicate.NewPredicateFuncs(hasTerminationFinalizer))).
@@ -157,20 +161,7 @@ func (c *Controller) annotateTerminationTimestamp(ctx context.Context, nodeClaim
 
 // nodesOfNodeClaim returns the Nodes of the claim's instance.
 func (c *Controller) nodesOfNodeClaim(ctx context.Context, nodeClaim *v1.NodeClaim) ([]*corev1.Node, error) {
-	if nodeClaim.Status.ProviderID == "" && nodeClaim.Status.NodeName == "" {
-		return nil, nil
-	}
-	list := &corev1.NodeList{}
-	if err := c.kube.List(ctx, list); err != nil {
-		return nil, fmt.Errorf("listing nodes, %w", err)
-	}
-	var nodes []*corev1.Node
-	for i := range list.Items {
-		if belongsTo(&list.Items[i], nodeClaim) {
-			nodes = append(nodes, &list.Items[i])
-		}
-	}
-	return nodes, nil
+	return fieldindex.NodesForNodeClaim(ctx, c.kube, nodeClaim)
 }
 
 // deleteNodes deletes the Nodes whose deletion hasn't begun.
@@ -188,11 +179,10 @@ func (c *Controller) deleteNodes(ctx context.Context, nodes []*corev1.Node) erro
 }
 
 // terminateInstance calls CloudProvider.Delete until it reports the instance gone and returns how long to
-// wait before calling again, zero once it is gone. A claim without a provider ID never launched.
+// wait before calling again, zero once it is gone. A claim without a provider ID is asked about too: its
+// launch may have happened without being recorded (a restart loses the launch cache), and the provider
+// finds an instance by the claim it was launched for.
 func (c *Controller) terminateInstance(ctx context.Context, nodeClaim *v1.NodeClaim) (time.Duration, error) {
-	if nodeClaim.Status.ProviderID == "" {
-		return 0, nil
-	}
 	err := c.cloud.Delete(ctx, nodeClaim)
 	if cloudprovider.IsNodeClaimNotFoundError(err) {
 		return 0, nil
@@ -231,33 +221,25 @@ func (c *Controller) removeFinalizer(ctx context.Context, nodeClaim *v1.NodeClai
 	return nil
 }
 
-// nodeClaimsOfNode maps a Node to the NodeClaims it belongs to, so that a Node's deletion wakes its claim.
+// nodeClaimsOfNode maps a Node to the deleted NodeClaims it belongs to, so that a Node's deletion wakes its
+// claim.
 func (c *Controller) nodeClaimsOfNode(ctx context.Context, o client.Object) []reconcile.Request {
 	node, ok := o.(*corev1.Node)
 	if !ok {
 		return nil
 	}
-	list := &v1.NodeClaimList{}
-	if err := c.kube.List(ctx, list); err != nil {
-		log.FromContext(ctx).Error(err, "listing nodeclaims")
+	claims, err := fieldindex.NodeClaimsForNode(ctx, c.kube, node)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "listing nodeclaims of node", "Node", klog.KObj(node))
 		return nil
 	}
 	var requests []reconcile.Request
-	for i := range list.Items {
-		if !list.Items[i].DeletionTimestamp.IsZero() && belongsTo(node, &list.Items[i]) {
-			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	for _, nc := range claims {
+		if !nc.DeletionTimestamp.IsZero() {
+			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(nc)})
 		}
 	}
 	return requests
-}
-
-// belongsTo reports whether the Node is the NodeClaim's: same provider ID, or, when either has none yet,
-// the claim's node name.
-func belongsTo(node *corev1.Node, nodeClaim *v1.NodeClaim) bool {
-	if node.Spec.ProviderID != "" && nodeClaim.Status.ProviderID != "" {
-		return node.Spec.ProviderID == nodeClaim.Status.ProviderID
-	}
-	return nodeClaim.Status.NodeName != "" && node.Name == nodeClaim.Status.NodeName
 }
 
 // nodeGoing selects the Node events that can let a NodeClaim's termination go on: the Node's deletion
