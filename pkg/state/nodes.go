@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 )
 
 // Key prefixes for objects that have no provider ID yet. Provider IDs are URIs ("aws:///zone/i-..."), so
@@ -300,16 +301,7 @@ func nodeFingerprint(n *corev1.Node) any {
 		Capacity    corev1.ResourceList
 		Allocatable corev1.ResourceList
 		Ready       corev1.ConditionStatus
-	}{n.Labels, n.Annotations, n.DeletionTimestamp != nil, n.Spec, n.Status.Capacity, n.Status.Allocatable, nodeReady(n)}
-}
-
-func nodeReady(n *corev1.Node) corev1.ConditionStatus {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status
-		}
-	}
-	return corev1.ConditionUnknown
+	}{n.Labels, n.Annotations, n.DeletionTimestamp != nil, n.Spec, n.Status.Capacity, n.Status.Allocatable, scheduling.NodeReadyStatus(n)}
 }
 
 // claimFingerprint is the part of a NodeClaim that scheduling and disruption depend on.

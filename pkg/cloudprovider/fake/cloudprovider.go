@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 )
 
 // CloudProvider is the fake. Construct it with New; the zero value is not usable.
@@ -146,7 +147,7 @@ func (c *CloudProvider) choose(nodeClaim *v1.NodeClaim) (*cloudprovider.Instance
 	}
 	ordered := cloudprovider.InstanceTypes(c.InstanceTypes).Compatible(reqs).OrderByPrice(reqs)
 	for _, it := range ordered {
-		if !fits(nodeClaim.Spec.Resources.Requests, it.Allocatable()) {
+		if !scheduling.Fits(nodeClaim.Spec.Resources.Requests, it.Allocatable()) {
 			continue
 		}
 		if o, ok := it.Offerings.Available().Compatible(reqs).Cheapest(); ok {
@@ -154,15 +155,6 @@ func (c *CloudProvider) choose(nodeClaim *v1.NodeClaim) (*cloudprovider.Instance
 		}
 	}
 	return nil, cloudprovider.Offering{}, cloudprovider.NewInsufficientCapacityError(fmt.Errorf("no compatible instance type for %q", nodeClaim.Name))
-}
-
-func fits(requests, allocatable corev1.ResourceList) bool {
-	for name, q := range requests {
-		if have, ok := allocatable[name]; !ok || have.Cmp(q) < 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // Delete removes the instance, returning NodeClaimNotFound when it is already gone. A NodeClaim whose status
