@@ -46,36 +46,6 @@ func (c *Controller) deleteNodeClaim(ctx context.Context, nodeClaim *v1.NodeClai
 	return nodeClaim, nil
 }
 
-// terminationDeadline returns when every pod must have left the node, or nil when the NodeClaim has no
-// terminationGracePeriod. The deadline is recorded in the NodeClaim's termination-timestamp annotation the
-// first time; later passes (and restarts) read it back from there. Deletion starts at the earlier of the
-// Node's and the NodeClaim's deletion timestamps.
-func (c *Controller) terminationDeadline(ctx context.Context, node *corev1.Node, nodeClaim *v1.NodeClaim) (*time.Time, error) {
-	if nodeClaim == nil || nodeClaim.Spec.TerminationGracePeriod == nil {
-		return nil, nil
-	}
-	if value, ok := nodeClaim.Annotations[v1.NodeClaimTerminationTimestampAnnotationKey]; ok {
-		if deadline, err := time.Parse(time.RFC3339, value); err == nil {
-			return &deadline, nil
-		}
-		log.FromContext(ctx).Info("ignoring unparsable termination timestamp annotation", "value", value)
-	}
-	start := node.DeletionTimestamp.Time
-	if !nodeClaim.DeletionTimestamp.IsZero() && nodeClaim.DeletionTimestamp.Before(node.DeletionTimestamp) {
-		start = nodeClaim.DeletionTimestamp.Time
-	}
-	deadline := start.Add(nodeClaim.Spec.TerminationGracePeriod.Duration)
-	stored := nodeClaim.DeepCopy()
-	if nodeClaim.Annotations == nil {
-		nodeClaim.Annotations = map[string]string{}
-	}
-	nodeClaim.Annotations[v1.NodeClaimTerminationTimestampAnnotationKey] = deadline.Format(time.RFC3339)
-	if err := c.kube.Patch(ctx, nodeClaim, client.MergeFrom(stored)); err != nil {
-		return nil, client.IgnoreNotFound(fmt.Errorf("annotating nodeclaim with its termination timestamp, %w", err))
-	}
-	return &deadline, nil
-}
-
 // setCondition sets a termination condition on the NodeClaim's status and reports whether it changed.
 // A Node without a NodeClaim has nowhere to record progress, so the call does nothing.
 func (c *Controller) setCondition(ctx context.Context, nodeClaim *v1.NodeClaim, conditionType string, status metav1.ConditionStatus, reason, message string) (bool, error) {

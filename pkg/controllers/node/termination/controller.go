@@ -24,6 +24,7 @@ import (
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/fieldindex"
+	nodeclaimtermination "github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/termination"
 	"github.com/lathe-autoscaler/lathe/pkg/events"
 )
 
@@ -35,8 +36,6 @@ const PodNodeNameField = fieldindex.PodNodeName
 const (
 	// volumePollInterval is how often a node waiting for its VolumeAttachments to go is looked at again.
 	volumePollInterval = 2 * time.Second
-	// instancePollInterval is how often CloudProvider.Delete is called again while the instance terminates.
-	instancePollInterval = 5 * time.Second
 	// conflictRetryInterval is how soon a pass that lost an optimistic-lock race runs again.
 	conflictRetryInterval = 100 * time.Millisecond
 )
@@ -57,23 +56,25 @@ type Deps struct {
 
 // Controller drains and finalizes deleted Nodes. Build it with NewController.
 type Controller struct {
-	kube     client.Client
-	cloud    cloudprovider.CloudProvider
-	clock    clock.Clock
-	recorder events.Recorder
-	metrics  *collectors
-	backoff  *drainBackoff
+	kube      client.Client
+	cloud     cloudprovider.CloudProvider
+	instances nodeclaimtermination.Instances
+	clock     clock.Clock
+	recorder  events.Recorder
+	metrics   *collectors
+	backoff   *drainBackoff
 }
 
 // NewController returns the Node termination controller.
 func NewController(deps Deps) *Controller {
 	return &Controller{
-		kube:     deps.Client,
-		cloud:    deps.CloudProvider,
-		clock:    deps.Clock,
-		recorder: deps.Recorder,
-		metrics:  newCollectors(deps.Registerer),
-		backoff:  newDrainBackoff(),
+		kube:      deps.Client,
+		cloud:     deps.CloudProvider,
+		instances: nodeclaimtermination.Instances{Kube: deps.Client, Cloud: deps.CloudProvider, Clock: deps.Clock},
+		clock:     deps.Clock,
+		recorder:  deps.Recorder,
+		metrics:   newCollectors(deps.Registerer),
+		backoff:   newDrainBackoff(),
 	}
 }
 
@@ -135,7 +136,7 @@ func (c *Controller) finalize(ctx context.Context, node *corev1.Node, nodeClaim 
 		return reconcile.Result{}, err
 	}
 	// 2. and 3. Record the deadline and keep new pods off the node.
-	deadline, err := c.terminationDeadline(ctx, node, nodeClaim)
+	deadline, err := nodeclaimtermination.Deadline(ctx, c.kube, nodeClaim)
 	if err != nil {
 		return reconcile.Result{}, err
 	}

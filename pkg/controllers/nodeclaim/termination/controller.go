@@ -8,8 +8,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	controllerruntime "sigs.k8s.io/controller-runtime"
@@ -35,14 +33,9 @@ const (
 	// nodePollInterval is how often a claim waiting for its Nodes to go is looked at again; Node deletions
 	// also wake it through the watch.
 	nodePollInterval = 5 * time.Second
-	// instancePollInterval is how often CloudProvider.Delete is called again while the instance terminates.
-	instancePollInterval = 5 * time.Second
 	// conflictRetryInterval is how soon a pass that lost an optimistic-lock race runs again.
 	conflictRetryInterval = 100 * time.Millisecond
 )
-
-// reasonInstanceTerminating is the reason of the InstanceTerminating condition.
-const reasonInstanceTerminating = "InstanceTerminating"
 
 // Deps are the controller's dependencies.
 type Deps struct {
@@ -60,9 +53,9 @@ type Deps struct {
 
 // Controller finalizes deleted NodeClaims. Build it with NewController.
 type Controller struct {
-	kube     client.Client
-	cloud    cloudprovider.CloudProvider
-	clock    clock.Clock
+	kube      client.Client
+	instances Instances
+	clock     clock.Clock
 	recorder events.Recorder
 	metrics  *collectors
 }
@@ -70,9 +63,9 @@ type Controller struct {
 // NewController returns the NodeClaim termination controller.
 func NewController(deps Deps) *Controller {
 	return &Controller{
-		kube:     deps.Client,
-		cloud:    deps.CloudProvider,
-		clock:    deps.Clock,
+		kube:      deps.Client,
+		instances: Instances{Kube: deps.Client, Cloud: deps.CloudProvider, Clock: deps.Clock},
+		clock:     deps.Clock,
 		recorder: deps.Recorder,
 		metrics:  newCollectors(deps.Registerer),
 	}
@@ -120,7 +113,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // finalize runs the termination steps in order and stops at the first that has to wait.
 func (c *Controller) finalize(ctx context.Context, nodeClaim *v1.NodeClaim) (reconcile.Result, error) {
 	// 1.
-	if err := c.annotateTerminationTimestamp(ctx, nodeClaim); err != nil {
+	if _, err := Deadline(ctx, c.kube, nodeClaim); err != nil {
 		return reconcile.Result{}, err
 	}
 	// 2. The Node termination controller drains each Node and terminates the instance; wait for it.
@@ -137,26 +130,6 @@ func (c *Controller) finalize(ctx context.Context, nodeClaim *v1.NodeClaim) (rec
 	}
 	// 4.
 	return reconcile.Result{}, c.removeFinalizer(ctx, nodeClaim)
-}
-
-// annotateTerminationTimestamp records when the claim's grace period runs out, once.
-func (c *Controller) annotateTerminationTimestamp(ctx context.Context, nodeClaim *v1.NodeClaim) error {
-	if nodeClaim.Spec.TerminationGracePeriod == nil {
-		return nil
-	}
-	if _, ok := nodeClaim.Annotations[v1.NodeClaimTerminationTimestampAnnotationKey]; ok {
-		return nil
-	}
-	deadline := nodeClaim.DeletionTimestamp.Add(nodeClaim.Spec.TerminationGracePeriod.Duration)
-	stored := nodeClaim.DeepCopy()
-	if nodeClaim.Annotations == nil {
-		nodeClaim.Annotations = map[string]string{}
-	}
-	nodeClaim.Annotations[v1.NodeClaimTerminationTimestampAnnotationKey] = deadline.Format(time.RFC3339)
-	if err := c.kube.Patch(ctx, nodeClaim, client.MergeFrom(stored)); err != nil {
-		return fmt.Errorf("annotating nodeclaim with its termination timestamp, %w", err)
-	}
-	return nil
 }
 
 // nodesOfNodeClaim returns the Nodes of the claim's instance.
@@ -178,33 +151,14 @@ func (c *Controller) deleteNodes(ctx context.Context, nodes []*corev1.Node) erro
 	return nil
 }
 
-// terminateInstance calls CloudProvider.Delete until it reports the instance gone and returns how long to
-// wait before calling again, zero once it is gone. A claim without a provider ID is asked about too: its
-// launch may have happened without being recorded (a restart loses the launch cache), and the provider
-// finds an instance by the claim it was launched for.
+// terminateInstance terminates the claim's instance (see Instances.Terminate) and returns how long to wait
+// before asking again, zero once it is gone.
 func (c *Controller) terminateInstance(ctx context.Context, nodeClaim *v1.NodeClaim) (time.Duration, error) {
-	err := c.cloud.Delete(ctx, nodeClaim)
-	if cloudprovider.IsNodeClaimNotFoundError(err) {
-		return 0, nil
+	gone, err := c.instances.Terminate(ctx, nodeClaim, func(err error) { c.recorder.Publish(failedTerminationEvent(nodeClaim, err)) })
+	if err != nil || gone {
+		return 0, err
 	}
-	if err != nil {
-		c.recorder.Publish(failedTerminationEvent(nodeClaim, err))
-		return 0, fmt.Errorf("terminating instance, %w", err)
-	}
-	stored := nodeClaim.DeepCopy()
-	if meta.SetStatusCondition(&nodeClaim.Status.Conditions, metav1.Condition{
-		Type:               v1.ConditionTypeInstanceTerminating,
-		Status:             metav1.ConditionTrue,
-		Reason:             reasonInstanceTerminating,
-		ObservedGeneration: nodeClaim.Generation,
-		LastTransitionTime: metav1.NewTime(c.clock.Now()),
-	}) {
-		if err := c.kube.Status().Patch(ctx, nodeClaim, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
-			return 0, client.IgnoreNotFound(fmt.Errorf("setting nodeclaim condition %s, %w", v1.ConditionTypeInstanceTerminating, err))
-		}
-		log.FromContext(ctx).Info("terminating instance", "providerID", nodeClaim.Status.ProviderID)
-	}
-	return instancePollInterval, nil
+	return InstancePollInterval, nil
 }
 
 // removeFinalizer releases the NodeClaim and records its termination.

@@ -12,4 +12,9 @@
 //     without a provider ID: its launch may not have been recorded, and the provider finds an instance by
 //     its claim. Sets the InstanceTerminating condition meanwhile.
 //  4. Remove the finalizer.
+//
+// # Shared rules
+//
+// This package owns the termination deadline (Deadline) and the termination of a claim's instance
+// (Instances.Terminate); the Node termination controller calls both rather than keeping its own copies.
 package termination
