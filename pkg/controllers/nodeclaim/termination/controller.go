@@ -56,8 +56,8 @@ type Controller struct {
 	kube      client.Client
 	instances Instances
 	clock     clock.Clock
-	recorder events.Recorder
-	metrics  *collectors
+	recorder  events.Recorder
+	metrics   *collectors
 }
 
 // NewController returns the NodeClaim termination controller.
@@ -66,8 +66,8 @@ func NewController(deps Deps) *Controller {
 		kube:      deps.Client,
 		instances: Instances{Kube: deps.Client, Cloud: deps.CloudProvider, Clock: deps.Clock},
 		clock:     deps.Clock,
-		recorder: deps.Recorder,
-		metrics:  newCollectors(deps.Registerer),
+		recorder:  deps.Recorder,
+		metrics:   newCollectors(deps.Registerer),
 	}
 }
 
