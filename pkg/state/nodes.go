@@ -160,6 +160,22 @@ func (s *NodeStore) NodePoolUsage(nodePool string) corev1.ResourceList {
 	return usage
 }
 
+// nodePoolResources returns what the pool's status.resources report: the summed capacity of its launched
+// machines (a Node, or a NodeClaim with a provider ID) that are not marked for deletion, with their count
+// under "nodes". See Cluster.NodePoolResources.
+func (s *NodeStore) nodePoolResources(nodePool string, marks map[string]struct{}) corev1.ResourceList {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	usage := corev1.ResourceList{resourceNodes: *resource.NewQuantity(0, resource.DecimalSI)}
+	for key, e := range s.entries {
+		launched := e.node != nil || (e.claim != nil && e.claim.Status.ProviderID != "")
+		if e.nodePool() == nodePool && launched && !markedForDeletion(key, e, marks) {
+			addUsage(usage, e)
+		}
+	}
+	return usage
+}
+
 // nodeView is a consistent, deep-copied read of the store for Snapshot.
 type nodeView struct {
 	nodes    []*nodeEntry // have a Node, sorted by key

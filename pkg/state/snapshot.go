@@ -98,16 +98,13 @@ func stateNode(key string, e *nodeEntry, pods nodePods, marks map[string]struct{
 		Pods:               pods.pods,
 		HostPorts:          pods.hostPorts,
 	}
-	_, marked := marks[key]
-	sn.MarkedForDeletion = marked || e.node.DeletionTimestamp != nil || (e.claim != nil && e.claim.DeletionTimestamp != nil) ||
-		slices.ContainsFunc(e.node.Spec.Taints, func(t corev1.Taint) bool { return v1.DisruptedNoScheduleTaint.MatchTaint(&t) })
+	sn.MarkedForDeletion = markedForDeletion(key, e, marks)
 	return sn
 }
 
 // inFlight builds the snapshot value of a NodeClaim-only entry. e is already a deep copy.
 func inFlight(key string, e *nodeEntry, marks map[string]struct{}) *InFlightNodeClaim {
 	c := e.claim
-	_, marked := marks[key]
 	return &InFlightNodeClaim{
 		NodeClaim:         c,
 		NodePool:          e.nodePool(),
@@ -116,6 +113,19 @@ func inFlight(key string, e *nodeEntry, marks map[string]struct{}) *InFlightNode
 		Capacity:          c.Status.Capacity,
 		Allocatable:       c.Status.Allocatable,
 		Taints:            append(append([]corev1.Taint(nil), c.Spec.Taints...), c.Spec.StartupTaints...),
-		MarkedForDeletion: marked || c.DeletionTimestamp != nil,
+		MarkedForDeletion: markedForDeletion(key, e, marks),
 	}
+}
+
+// markedForDeletion is the one rule for a machine going away: a loop marked it, its Node or NodeClaim is
+// being deleted, or its Node carries the karpenter.sh/disrupted:NoSchedule taint (it is being drained).
+func markedForDeletion(key string, e *nodeEntry, marks map[string]struct{}) bool {
+	if _, marked := marks[key]; marked {
+		return true
+	}
+	if e.claim != nil && e.claim.DeletionTimestamp != nil {
+		return true
+	}
+	return e.node != nil && (e.node.DeletionTimestamp != nil ||
+		slices.ContainsFunc(e.node.Spec.Taints, func(t corev1.Taint) bool { return v1.DisruptedNoScheduleTaint.MatchTaint(&t) }))
 }
