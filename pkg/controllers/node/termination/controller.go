@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
@@ -32,27 +31,11 @@ import (
 // (see pkg/controllers/fieldindex).
 const PodNodeNameField = fieldindex.PodNodeName
 
-// Requeue intervals for the waits that nothing watched announces.
-const (
-	// volumePollInterval is how often a node waiting for its VolumeAttachments to go is looked at again.
-	volumePollInterval = 2 * time.Second
-	// conflictRetryInterval is how soon a pass that lost an optimistic-lock race runs again.
-	conflictRetryInterval = 100 * time.Millisecond
-)
+// volumePollInterval is how often a node waiting for its VolumeAttachments to go is looked at again.
+const volumePollInterval = 2 * time.Second
 
-// Deps are the controller's dependencies.
-type Deps struct {
-	// Client reads from the manager's cache and writes to the API server.
-	Client client.Client
-	// CloudProvider terminates the instances.
-	CloudProvider cloudprovider.CloudProvider
-	// Clock measures the termination grace period and the requeue delays.
-	Clock clock.Clock
-	// Recorder publishes the termination events.
-	Recorder events.Recorder
-	// Registerer is where the controller's metrics are registered.
-	Registerer prometheus.Registerer
-}
+// Deps are the controller's dependencies; the NodeClaim termination controller takes the same.
+type Deps = nodeclaimtermination.Deps
 
 // Controller drains and finalizes deleted Nodes. Build it with NewController.
 type Controller struct {
@@ -89,7 +72,7 @@ func (c *Controller) Register(ctx context.Context, mgr manager.Manager) error {
 	}
 	err := controllerruntime.NewControllerManagedBy(mgr).
 		Named(c.Name()).
-		For(&corev1.Node{}, builder.WithPredicates(predicate.NewPredicateFuncs(hasTerminationFinalizer))).
+		For(&corev1.Node{}, builder.WithPredicates(predicate.NewPredicateFuncs(nodeclaimtermination.HasTerminationFinalizer))).
 		Watches(&v1.NodeClaim{}, handler.EnqueueRequestsFromMapFunc(nodeOfNodeClaim)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 10}).
 		Complete(c)
@@ -123,7 +106,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	result, err := c.finalize(ctx, node, nodeClaim)
 	if apierrors.IsConflict(err) {
 		// Another writer got there first: look again at the new version soon, without logging an error.
-		return reconcile.Result{RequeueAfter: conflictRetryInterval}, nil
+		return reconcile.Result{RequeueAfter: nodeclaimtermination.ConflictRetryInterval}, nil
 	}
 	return result, err
 }
@@ -177,11 +160,6 @@ func (c *Controller) removeFinalizer(ctx context.Context, node *corev1.Node) err
 	c.metrics.nodeTerminationDuration.WithLabelValues(nodePool).Observe(c.clock.Since(node.DeletionTimestamp.Time).Seconds())
 	log.FromContext(ctx).Info("deleted node")
 	return nil
-}
-
-// hasTerminationFinalizer selects the Nodes this controller may have to finalize.
-func hasTerminationFinalizer(o client.Object) bool {
-	return controllerutil.ContainsFinalizer(o, v1.TerminationFinalizer)
 }
 
 // nodeOfNodeClaim maps a NodeClaim to its Node, so that status changes of the claim wake the Node up.

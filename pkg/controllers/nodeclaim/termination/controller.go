@@ -33,11 +33,12 @@ const (
 	// nodePollInterval is how often a claim waiting for its Nodes to go is looked at again; Node deletions
 	// also wake it through the watch.
 	nodePollInterval = 5 * time.Second
-	// conflictRetryInterval is how soon a pass that lost an optimistic-lock race runs again.
-	conflictRetryInterval = 100 * time.Millisecond
+	// ConflictRetryInterval is how soon a pass that lost an optimistic-lock race runs again (here and in
+	// the Node termination controller).
+	ConflictRetryInterval = 100 * time.Millisecond
 )
 
-// Deps are the controller's dependencies.
+// Deps are the controller's dependencies, and the Node termination controller's.
 type Deps struct {
 	// Client reads from the manager's cache and writes to the API server.
 	Client client.Client
@@ -82,7 +83,7 @@ func (c *Controller) Register(ctx context.Context, mgr manager.Manager) error {
 	}
 	err := controllerruntime.NewControllerManagedBy(mgr).
 		Named(c.Name()).
-		For(&v1.NodeClaim{}, builder.WithPredicates(predicate.NewPredicateFuncs(hasTerminationFinalizer))).
+		For(&v1.NodeClaim{}, builder.WithPredicates(predicate.NewPredicateFuncs(HasTerminationFinalizer))).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(c.nodeClaimsOfNode), builder.WithPredicates(nodeGoing())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 10}).
 		Complete(c)
@@ -105,7 +106,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	result, err := c.finalize(ctx, nodeClaim)
 	if apierrors.IsConflict(err) {
 		// Another writer got there first: look again at the new version soon, without logging an error.
-		return reconcile.Result{RequeueAfter: conflictRetryInterval}, nil
+		return reconcile.Result{RequeueAfter: ConflictRetryInterval}, nil
 	}
 	return result, err
 }
@@ -207,7 +208,8 @@ func nodeGoing() predicate.Funcs {
 	}
 }
 
-// hasTerminationFinalizer selects the NodeClaims this controller may have to finalize.
-func hasTerminationFinalizer(o client.Object) bool {
+// HasTerminationFinalizer selects the NodeClaims (and Nodes, for the Node termination controller) that may
+// have to be finalized.
+func HasTerminationFinalizer(o client.Object) bool {
 	return controllerutil.ContainsFinalizer(o, v1.TerminationFinalizer)
 }
