@@ -71,6 +71,7 @@ func Register(ctx context.Context, deps Deps) error {
 	}
 	all = append(all,
 		provisioning.NewPodController(mgr.GetClient(), provisioner),
+		provisioning.NewNodeController(mgr.GetClient(), provisioner),
 		lifecycle.NewController(lifecycle.Deps{Client: mgr.GetClient(), CloudProvider: cloud, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
 		nodeclaimtermination.NewController(nodeclaimtermination.Deps{Client: mgr.GetClient(), CloudProvider: cloud, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
 		nodetermination.NewController(nodetermination.Deps{Client: mgr.GetClient(), CloudProvider: cloud, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
