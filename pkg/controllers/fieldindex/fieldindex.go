@@ -1,6 +1,6 @@
 // Package fieldindex owns the field indexes the controllers add to the manager's cache, so that finding
-// the NodeClaim of a Node, the Node of a NodeClaim or the pods of a Node is a lookup instead of a list of
-// every object on each reconcile.
+// the NodeClaim of a Node, the Node of a NodeClaim, or the pods or VolumeAttachments of a Node is a lookup
+// instead of a list of every object on each reconcile.
 //
 // Every controller that reads through an index calls Register from its own Register; the indexes are added
 // to a manager's cache once, however many controllers ask.
@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
@@ -28,6 +29,8 @@ const (
 	NodeProviderID = "spec.providerID"
 	// PodNodeName indexes Pods by spec.nodeName.
 	PodNodeName = "spec.nodeName"
+	// VolumeAttachmentNodeName indexes VolumeAttachments by spec.nodeName.
+	VolumeAttachmentNodeName = "spec.nodeName"
 )
 
 // Index is one field index: the objects it applies to, its name, and the values an object is found by.
@@ -44,6 +47,9 @@ func Indexes() []Index {
 		{&v1.NodeClaim{}, NodeClaimNodeName, func(o client.Object) []string { return nonEmpty(o.(*v1.NodeClaim).Status.NodeName) }},
 		{&corev1.Node{}, NodeProviderID, func(o client.Object) []string { return nonEmpty(o.(*corev1.Node).Spec.ProviderID) }},
 		{&corev1.Pod{}, PodNodeName, func(o client.Object) []string { return nonEmpty(o.(*corev1.Pod).Spec.NodeName) }},
+		{&storagev1.VolumeAttachment{}, VolumeAttachmentNodeName, func(o client.Object) []string {
+			return nonEmpty(o.(*storagev1.VolumeAttachment).Spec.NodeName)
+		}},
 	}
 }
 

@@ -2,9 +2,11 @@ package fieldindex_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,21 +39,27 @@ func TestIndexesExtract(t *testing.T) {
 	claim := &v1.NodeClaim{Status: v1.NodeClaimStatus{ProviderID: "aws:///z/i-1", NodeName: "n1"}}
 	node := &corev1.Node{Spec: corev1.NodeSpec{ProviderID: "aws:///z/i-1"}}
 	pod := &corev1.Pod{Spec: corev1.PodSpec{NodeName: "n1"}}
-	want := map[string][]string{
-		fieldindex.NodeClaimProviderID: {"aws:///z/i-1"}, fieldindex.NodeClaimNodeName: {"n1"},
-		fieldindex.NodeProviderID: {"aws:///z/i-1"}, fieldindex.PodNodeName: {"n1"},
-	}
-	objects := map[string]client.Object{
-		fieldindex.NodeClaimProviderID: claim, fieldindex.NodeClaimNodeName: claim,
-		fieldindex.NodeProviderID: node, fieldindex.PodNodeName: pod,
+	va := &storagev1.VolumeAttachment{Spec: storagev1.VolumeAttachmentSpec{NodeName: "n1"}}
+	for _, tc := range []struct {
+		obj  client.Object
+		want string
+	}{{claim, "aws:///z/i-1"}, {claim, "n1"}, {node, "aws:///z/i-1"}, {pod, "n1"}, {va, "n1"}} {
+		found := false
+		for _, ix := range fieldindex.Indexes() {
+			if fmt.Sprintf("%T", ix.Object) != fmt.Sprintf("%T", tc.obj) {
+				continue
+			}
+			if got := ix.Extract(tc.obj); len(got) == 1 && got[0] == tc.want {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no index finds %T by %q", tc.obj, tc.want)
+		}
 	}
 	for _, ix := range fieldindex.Indexes() {
-		got := ix.Extract(objects[ix.Field])
-		if len(got) != 1 || got[0] != want[ix.Field][0] {
-			t.Errorf("%s: %v, want %v", ix.Field, got, want[ix.Field])
-		}
 		if empty := ix.Extract(ix.Object); len(empty) != 0 {
-			t.Errorf("%s of an empty object: %v, want none", ix.Field, empty)
+			t.Errorf("%T %s of an empty object: %v, want none", ix.Object, ix.Field, empty)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,7 +31,8 @@ type Client struct {
 // NewClient returns the emulating client over c.
 func NewClient(c client.Client) *Client { return &Client{Client: c} }
 
-// UnindexedLists returns the kinds of the NodeClaim and Node Lists made without an index, in call order.
+// UnindexedLists returns the kinds of the NodeClaim, Node and VolumeAttachment Lists made without an index,
+// in call order.
 func (c *Client) UnindexedLists() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -43,7 +45,7 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 	ix, value, indexed := c.index(list, o)
 	if !indexed {
 		switch list.(type) {
-		case *v1.NodeClaimList, *corev1.NodeList:
+		case *v1.NodeClaimList, *corev1.NodeList, *storagev1.VolumeAttachmentList:
 			c.mu.Lock()
 			c.unindexed = append(c.unindexed, fmt.Sprintf("%T", list))
 			c.mu.Unlock()
