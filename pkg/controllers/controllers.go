@@ -71,10 +71,11 @@ func Register(ctx context.Context, deps Deps) error {
 	}
 	all = append(all,
 		provisioning.NewPodController(mgr.GetClient(), provisioner),
+		provisioning.NewNodeController(mgr.GetClient(), provisioner),
 		lifecycle.NewController(lifecycle.Deps{Client: mgr.GetClient(), CloudProvider: cloud, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
 		nodeclaimtermination.NewController(nodeclaimtermination.Deps{Client: mgr.GetClient(), CloudProvider: cloud, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
 		nodetermination.NewController(nodetermination.Deps{Client: mgr.GetClient(), CloudProvider: cloud, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
-		counter.NewController(counter.Deps{Client: mgr.GetClient(), Registerer: deps.Registry}),
+		counter.NewController(counter.Deps{Client: mgr.GetClient(), Cluster: cluster, Registerer: deps.Registry}),
 		readiness.NewController(readiness.Deps{Client: mgr.GetClient(), Clock: deps.Clock}),
 		hash.NewController(hash.Deps{Client: mgr.GetClient()}),
 		podmetrics.NewController(podmetrics.Deps{Client: mgr.GetClient(), Registerer: deps.Registry}),

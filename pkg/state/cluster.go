@@ -117,6 +117,14 @@ func (c *Cluster) recordSync(synced bool) {
 	c.metrics.unsyncedTime.Set(now.Sub(c.lastSynced).Seconds())
 }
 
+// NodePoolResources returns what the NodePool's status.resources and status.nodes report (as Karpenter
+// reports them): the summed capacity of the pool's launched machines that are not marked for deletion, with
+// their count under "nodes". It is not what limits are checked against: that is Snapshot.NodePoolUsage,
+// which also counts machines being deleted (until they are gone) and NodeClaims still launching.
+func (c *Cluster) NodePoolResources(nodePool string) corev1.ResourceList {
+	return c.Nodes.nodePoolResources(nodePool, c.Deletions.all())
+}
+
 // Snapshot returns a deep copy of the view. The stores are read one after the other; if they change while
 // being read, Snapshot reads them again (a few times at most), so that normally the snapshot is consistent
 // across stores and its Stamp describes it exactly.

@@ -27,4 +27,12 @@
 //	}
 //	snap := cluster.Snapshot()
 //	for _, n := range snap.Nodes { ... }
+//
+// # NodePool usage
+//
+// NodePool usage has one owner here, with two rules: Snapshot.NodePoolUsage is what spec.limits are checked
+// against (every machine until it is gone, claims still launching with what they requested), and
+// Cluster.NodePoolResources is what status.resources reports (launched machines not marked for deletion).
+// A machine is marked for deletion when its Node or NodeClaim is being deleted, a loop marked it in
+// DeletionMarks, or its Node carries the karpenter.sh/disrupted:NoSchedule taint.
 package state

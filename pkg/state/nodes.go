@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 )
 
 // Key prefixes for objects that have no provider ID yet. Provider IDs are URIs ("aws:///zone/i-..."), so
@@ -159,6 +160,22 @@ func (s *NodeStore) NodePoolUsage(nodePool string) corev1.ResourceList {
 	return usage
 }
 
+// nodePoolResources returns what the pool's status.resources report: the summed capacity of its launched
+// machines (a Node, or a NodeClaim with a provider ID) that are not marked for deletion, with their count
+// under "nodes". See Cluster.NodePoolResources.
+func (s *NodeStore) nodePoolResources(nodePool string, marks map[string]struct{}) corev1.ResourceList {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	usage := corev1.ResourceList{resourceNodes: *resource.NewQuantity(0, resource.DecimalSI)}
+	for key, e := range s.entries {
+		launched := e.node != nil || (e.claim != nil && e.claim.Status.ProviderID != "")
+		if e.nodePool() == nodePool && launched && !markedForDeletion(key, e, marks) {
+			addUsage(usage, e)
+		}
+	}
+	return usage
+}
+
 // nodeView is a consistent, deep-copied read of the store for Snapshot.
 type nodeView struct {
 	nodes    []*nodeEntry // have a Node, sorted by key
@@ -300,16 +317,7 @@ func nodeFingerprint(n *corev1.Node) any {
 		Capacity    corev1.ResourceList
 		Allocatable corev1.ResourceList
 		Ready       corev1.ConditionStatus
-	}{n.Labels, n.Annotations, n.DeletionTimestamp != nil, n.Spec, n.Status.Capacity, n.Status.Allocatable, nodeReady(n)}
-}
-
-func nodeReady(n *corev1.Node) corev1.ConditionStatus {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status
-		}
-	}
-	return corev1.ConditionUnknown
+	}{n.Labels, n.Annotations, n.DeletionTimestamp != nil, n.Spec, n.Status.Capacity, n.Status.Allocatable, scheduling.NodeReadyStatus(n)}
 }
 
 // claimFingerprint is the part of a NodeClaim that scheduling and disruption depend on.

@@ -133,6 +133,16 @@ var _ = Describe("Nodes and NodeClaims", func() {
 		Expect(h.cluster.Snapshot().Nodes[0].MarkedForDeletion).To(BeFalse())
 	})
 
+	It("reports nodes carrying the disrupted taint (being drained) as marked for deletion", func(ctx context.Context) {
+		n := createNode(ctx, "ip-10-0-0-8", "pool-a", "aws:///zone-a/i-8", resources("2", "8Gi"))
+		h.sync(ctx, n)
+		Expect(h.cluster.Snapshot().Nodes[0].MarkedForDeletion).To(BeFalse())
+		n.Spec.Taints = []corev1.Taint{v1.DisruptedNoScheduleTaint}
+		Expect(env.Client.Update(ctx, n)).To(Succeed())
+		h.sync(ctx, n)
+		Expect(h.cluster.Snapshot().Nodes[0].MarkedForDeletion).To(BeTrue())
+	})
+
 	It("reports nodes whose NodeClaim is being deleted as marked for deletion", func(ctx context.Context) {
 		nc := createNodeClaim(ctx, "pool-a-7", "pool-a", "aws:///zone-a/i-7", resources("2", "8Gi"))
 		n := createNode(ctx, "ip-10-0-0-7", "pool-a", "aws:///zone-a/i-7", resources("2", "8Gi"))

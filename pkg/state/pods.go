@@ -1,6 +1,7 @@
 package state
 
 import (
+	"maps"
 	"slices"
 	"sync"
 
@@ -49,7 +50,7 @@ func NewPodStore(stamp *Stamp) *PodStore {
 // its own copy.
 func (s *PodStore) UpdatePod(pod *corev1.Pod) {
 	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
-	if pod.Spec.NodeName == "" || isTerminal(pod) {
+	if pod.Spec.NodeName == "" || scheduling.IsTerminal(pod) {
 		s.DeletePod(key)
 		return
 	}
@@ -57,7 +58,7 @@ func (s *PodStore) UpdatePod(pod *corev1.Pod) {
 		pod:       pod.DeepCopy(),
 		requests:  scheduling.PodRequests(pod),
 		hostPorts: hostPorts(pod),
-		daemon:    isDaemonSetPod(pod),
+		daemon:    scheduling.IsDaemonSetPod(pod),
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -70,10 +71,21 @@ func (s *PodStore) UpdatePod(pod *corev1.Pod) {
 		s.byNode[pod.Spec.NodeName] = map[types.NamespacedName]struct{}{}
 	}
 	s.byNode[pod.Spec.NodeName][key] = struct{}{}
-	if !existed || old.pod.Spec.NodeName != pod.Spec.NodeName ||
-		!equality.Semantic.DeepEqual(old.requests, bp.requests) || !slices.Equal(old.hostPorts, bp.hostPorts) {
+	if !existed || podChanged(old, bp) {
 		s.stamp.Bump()
 	}
+}
+
+// podChanged reports whether a decision could tell the two versions of a bound pod apart: its node, what
+// it takes from the node, its labels (topology spread and pod affinity count them), its annotations
+// (karpenter.sh/do-not-disrupt) and whether it is terminating. Status churn such as readiness is left out.
+func podChanged(old, new *boundPod) bool {
+	return old.pod.Spec.NodeName != new.pod.Spec.NodeName ||
+		!equality.Semantic.DeepEqual(old.requests, new.requests) ||
+		!slices.Equal(old.hostPorts, new.hostPorts) ||
+		!maps.Equal(old.pod.Labels, new.pod.Labels) ||
+		!maps.Equal(old.pod.Annotations, new.pod.Annotations) ||
+		(old.pod.DeletionTimestamp == nil) != (new.pod.DeletionTimestamp == nil)
 }
 
 // DeletePod forgets the pod, if the store has it.
@@ -148,19 +160,6 @@ func (s *PodStore) unindex(key types.NamespacedName, nodeName string) {
 	if len(s.byNode[nodeName]) == 0 {
 		delete(s.byNode, nodeName)
 	}
-}
-
-func isTerminal(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
-}
-
-func isDaemonSetPod(pod *corev1.Pod) bool {
-	for _, ref := range pod.OwnerReferences {
-		if ref.Kind == "DaemonSet" && ref.Controller != nil && *ref.Controller {
-			return true
-		}
-	}
-	return false
 }
 
 // hostPorts lists the host ports the pod's containers (including init and sidecar containers) hold.

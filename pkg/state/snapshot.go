@@ -1,6 +1,8 @@
 package state
 
 import (
+	"slices"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -53,8 +55,10 @@ type StateNode struct {
 	Pods []*corev1.Pod
 	// HostPorts are the host ports the bound pods hold.
 	HostPorts []HostPort
-	// MarkedForDeletion is true when the Node or NodeClaim is being deleted or a loop marked the machine
-	// for deletion. The simulator must not place pods on such a node.
+	// MarkedForDeletion is true when the Node or NodeClaim is being deleted, a loop marked the machine for
+	// deletion, or the Node carries the karpenter.sh/disrupted:NoSchedule taint (it is being drained). The
+	// simulator must not place pods on such a node, and its reschedulable pods need room elsewhere; its
+	// capacity still counts against its NodePool's limits until the Node is gone.
 	MarkedForDeletion bool
 }
 
@@ -94,15 +98,13 @@ func stateNode(key string, e *nodeEntry, pods nodePods, marks map[string]struct{
 		Pods:               pods.pods,
 		HostPorts:          pods.hostPorts,
 	}
-	_, marked := marks[key]
-	sn.MarkedForDeletion = marked || e.node.DeletionTimestamp != nil || (e.claim != nil && e.claim.DeletionTimestamp != nil)
+	sn.MarkedForDeletion = markedForDeletion(key, e, marks)
 	return sn
 }
 
 // inFlight builds the snapshot value of a NodeClaim-only entry. e is already a deep copy.
 func inFlight(key string, e *nodeEntry, marks map[string]struct{}) *InFlightNodeClaim {
 	c := e.claim
-	_, marked := marks[key]
 	return &InFlightNodeClaim{
 		NodeClaim:         c,
 		NodePool:          e.nodePool(),
@@ -111,6 +113,19 @@ func inFlight(key string, e *nodeEntry, marks map[string]struct{}) *InFlightNode
 		Capacity:          c.Status.Capacity,
 		Allocatable:       c.Status.Allocatable,
 		Taints:            append(append([]corev1.Taint(nil), c.Spec.Taints...), c.Spec.StartupTaints...),
-		MarkedForDeletion: marked || c.DeletionTimestamp != nil,
+		MarkedForDeletion: markedForDeletion(key, e, marks),
 	}
+}
+
+// markedForDeletion is the one rule for a machine going away: a loop marked it, its Node or NodeClaim is
+// being deleted, or its Node carries the karpenter.sh/disrupted:NoSchedule taint (it is being drained).
+func markedForDeletion(key string, e *nodeEntry, marks map[string]struct{}) bool {
+	if _, marked := marks[key]; marked {
+		return true
+	}
+	if e.claim != nil && e.claim.DeletionTimestamp != nil {
+		return true
+	}
+	return e.node != nil && (e.node.DeletionTimestamp != nil ||
+		slices.ContainsFunc(e.node.Spec.Taints, func(t corev1.Taint) bool { return v1.DisruptedNoScheduleTaint.MatchTaint(&t) }))
 }

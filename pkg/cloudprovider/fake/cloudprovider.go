@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 )
 
 // CloudProvider is the fake. Construct it with New; the zero value is not usable.
@@ -21,6 +22,8 @@ type CloudProvider struct {
 
 	// InstanceTypes is what GetInstanceTypes returns for every NodePool.
 	InstanceTypes []*cloudprovider.InstanceType
+	// InstanceTypeErrors, by NodePool name, is what GetInstanceTypes fails with for that pool, every time.
+	InstanceTypeErrors map[string]error
 	// Drifted is what IsDrifted returns for every NodeClaim.
 	Drifted cloudprovider.DriftReason
 	// AllowedCreateCalls caps successful creates; later calls fail with InsufficientCapacity. Negative means
@@ -53,6 +56,7 @@ func (c *CloudProvider) Reset() {
 	c.createCalls, c.deleteCalls = nil, nil
 	c.nextErrors = map[string]error{}
 	c.AllowedCreateCalls = -1
+	c.InstanceTypeErrors = nil
 	c.Drifted = ""
 	c.providerSeed = 0
 }
@@ -143,7 +147,7 @@ func (c *CloudProvider) choose(nodeClaim *v1.NodeClaim) (*cloudprovider.Instance
 	}
 	ordered := cloudprovider.InstanceTypes(c.InstanceTypes).Compatible(reqs).OrderByPrice(reqs)
 	for _, it := range ordered {
-		if !fits(nodeClaim.Spec.Resources.Requests, it.Allocatable()) {
+		if !scheduling.Fits(nodeClaim.Spec.Resources.Requests, it.Allocatable()) {
 			continue
 		}
 		if o, ok := it.Offerings.Available().Compatible(reqs).Cheapest(); ok {
@@ -153,16 +157,9 @@ func (c *CloudProvider) choose(nodeClaim *v1.NodeClaim) (*cloudprovider.Instance
 	return nil, cloudprovider.Offering{}, cloudprovider.NewInsufficientCapacityError(fmt.Errorf("no compatible instance type for %q", nodeClaim.Name))
 }
 
-func fits(requests, allocatable corev1.ResourceList) bool {
-	for name, q := range requests {
-		if have, ok := allocatable[name]; !ok || have.Cmp(q) < 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// Delete removes the instance, returning NodeClaimNotFound when it is already gone.
+// Delete removes the instance, returning NodeClaimNotFound when it is already gone. A NodeClaim whose status
+// has no provider ID yet is looked up by name, as a real provider finds an instance by the claim it was
+// launched for.
 func (c *CloudProvider) Delete(_ context.Context, nodeClaim *v1.NodeClaim) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -170,11 +167,26 @@ func (c *CloudProvider) Delete(_ context.Context, nodeClaim *v1.NodeClaim) error
 	if err := c.begin(MethodDelete); err != nil {
 		return err
 	}
-	if _, ok := c.created[nodeClaim.Status.ProviderID]; !ok {
-		return cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %q", nodeClaim.Status.ProviderID))
+	id := nodeClaim.Status.ProviderID
+	if id == "" {
+		id = c.providerIDOf(nodeClaim.Name)
 	}
-	delete(c.created, nodeClaim.Status.ProviderID)
+	if _, ok := c.created[id]; !ok || id == "" {
+		return cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance of nodeclaim %q (%q)", nodeClaim.Name, id))
+	}
+	delete(c.created, id)
 	return nil
+}
+
+// providerIDOf returns the provider ID of the instance launched for the named NodeClaim, or "". The caller
+// holds mu.
+func (c *CloudProvider) providerIDOf(nodeClaimName string) string {
+	for id, nc := range c.created {
+		if nc.Name == nodeClaimName {
+			return id
+		}
+	}
+	return ""
 }
 
 // Get returns the instance with the provider ID.
@@ -210,12 +222,15 @@ func (c *CloudProvider) List(_ context.Context) ([]*v1.NodeClaim, error) {
 	return out, nil
 }
 
-// GetInstanceTypes returns InstanceTypes for every NodePool.
-func (c *CloudProvider) GetInstanceTypes(_ context.Context, _ *v1.NodePool) ([]*cloudprovider.InstanceType, error) {
+// GetInstanceTypes returns InstanceTypes for every NodePool, or the pool's InstanceTypeErrors entry.
+func (c *CloudProvider) GetInstanceTypes(_ context.Context, nodePool *v1.NodePool) ([]*cloudprovider.InstanceType, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.begin(MethodGetInstanceTypes); err != nil {
 		return nil, err
+	}
+	if nodePool != nil && c.InstanceTypeErrors[nodePool.Name] != nil {
+		return nil, c.InstanceTypeErrors[nodePool.Name]
 	}
 	return slices.Clone(c.InstanceTypes), nil
 }

@@ -59,3 +59,32 @@ func TestFakeLifecycle(t *testing.T) {
 		t.Errorf("reset kept calls")
 	}
 }
+
+// TestFakeDeletesByNodeClaimName checks that Delete finds the instance launched for a NodeClaim whose
+// status never recorded the launch (no provider ID), by the claim's name.
+func TestFakeDeletesByNodeClaimName(t *testing.T) {
+	ctx := context.Background()
+	it := &cloudprovider.InstanceType{
+		Name:         "m",
+		Requirements: scheduling.FromLabels(map[string]string{v1.LabelInstanceType: "m"}),
+		Offerings:    cloudprovider.Offerings{{Zone: "z", CapacityType: v1.CapacityTypeOnDemand, Price: 1, Available: true}},
+		Capacity:     corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
+	}
+	cp := fake.New(it)
+	claim := &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "c1"}}
+	if _, err := cp.Create(ctx, claim); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.Delete(ctx, &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "other"}}); !cloudprovider.IsNodeClaimNotFoundError(err) {
+		t.Errorf("delete of another claim = %v, want NodeClaimNotFound", err)
+	}
+	if err := cp.Delete(ctx, claim); err != nil {
+		t.Fatalf("delete by name: %v", err)
+	}
+	if got, _ := cp.List(ctx); len(got) != 0 {
+		t.Errorf("%d instances left after delete by name", len(got))
+	}
+	if err := cp.Delete(ctx, claim); !cloudprovider.IsNodeClaimNotFoundError(err) {
+		t.Errorf("second delete = %v, want NodeClaimNotFound", err)
+	}
+}

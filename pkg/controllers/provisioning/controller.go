@@ -3,6 +3,8 @@ package provisioning
 import (
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -11,6 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 )
 
 // PodController triggers the provisioner for every pod that needs capacity, event by event.
@@ -63,3 +67,55 @@ func pending(o client.Object) bool {
 
 // NeedLeaderElection makes only the leader provision.
 func (p *Provisioner) NeedLeaderElection() bool { return true }
+
+// drainRetriggerInterval is how often a node being drained triggers the provisioner again: a pass may
+// leave some of its pods unplaced (pending pods arrive while replacements come up), and nothing else
+// announces that the node still holds them.
+const drainRetriggerInterval = 10 * time.Second
+
+// NodeController triggers the provisioner for nodes being drained, so that room for their pods launches
+// while the drain waits on PodDisruptionBudgets rather than once the pods are evicted.
+type NodeController struct {
+	client      client.Client
+	provisioner *Provisioner
+}
+
+// NewNodeController returns the controller that triggers the provisioner for draining nodes.
+func NewNodeController(c client.Client, p *Provisioner) *NodeController {
+	return &NodeController{client: c, provisioner: p}
+}
+
+// Name identifies the controller.
+func (c *NodeController) Name() string { return "provisioner.trigger.node" }
+
+// Register watches Nodes.
+func (c *NodeController) Register(_ context.Context, mgr manager.Manager) error {
+	return builder.ControllerManagedBy(mgr).
+		Named(c.Name()).
+		For(&corev1.Node{}, builder.WithPredicates(predicate.NewPredicateFuncs(draining))).
+		Complete(c)
+}
+
+// Reconcile triggers the provisioner while the node is being drained (being deleted, or tainted
+// karpenter.sh/disrupted:NoSchedule), and looks again every drainRetriggerInterval until it is gone.
+func (c *NodeController) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	node := &corev1.Node{}
+	if err := c.client.Get(ctx, req.NamespacedName, node); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !draining(node) {
+		return reconcile.Result{}, nil
+	}
+	c.provisioner.Trigger()
+	return reconcile.Result{RequeueAfter: drainRetriggerInterval}, nil
+}
+
+// draining reports whether the node is being deleted or carries the disrupted taint.
+func draining(o client.Object) bool {
+	node, ok := o.(*corev1.Node)
+	if !ok {
+		return false
+	}
+	return node.DeletionTimestamp != nil ||
+		slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return v1.DisruptedNoScheduleTaint.MatchTaint(&t) })
+}

@@ -1,6 +1,16 @@
 // Package provisioning launches capacity for pods the kube-scheduler could not place: it watches pods
 // marked unschedulable, batches them (idle and maximum windows), asks the scheduling simulator where they
 // would go given a snapshot of the cluster, and creates the NodeClaims of the plan. It emits a Nominated
-// event on every pod it found room for and, for every pod it could not place, an event with the reason
-// per NodePool.
+// event on every pod it found room for and, for every pending pod it could not place, an event with the
+// reason per NodePool.
+//
+// Pods on nodes being drained (deleting, marked for deletion, or tainted karpenter.sh/disrupted:NoSchedule)
+// are placed too, as if pending, so that their new capacity launches while the drain waits on
+// PodDisruptionBudgets; NodeController triggers a pass for each such node. The draining node takes no pods
+// but still counts against its pool's limits. Later passes find those pods (bound still, or pending once
+// evicted) room on the NodeClaims launched for them, which count as capacity, so nothing launches twice.
+//
+// A NodePool whose instance types the cloud provider cannot list is left out of the pass (a Warning event
+// InstanceTypesUnresolved on the pool and an error log, as Karpenter logs and skips it); the other pools
+// provision.
 package provisioning

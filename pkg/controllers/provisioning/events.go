@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/events"
 	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
 )
@@ -33,6 +34,19 @@ func FailedSchedulingEvent(pod *corev1.Pod, reasons []solver.Reason) events.Even
 		Reason:         "FailedScheduling",
 		Message:        "Failed to schedule pod, " + strings.Join(parts, "; "),
 		DedupeValues:   []string{string(pod.UID), strings.Join(parts, "; ")},
+		DedupeTimeout:  5 * time.Minute,
+	}
+}
+
+// InstanceTypesUnresolvedEvent says a NodePool was left out of a provisioning pass because the cloud
+// provider could not list what it may launch.
+func InstanceTypesUnresolvedEvent(pool *v1.NodePool, err error) events.Event {
+	return events.Event{
+		InvolvedObject: pool,
+		Type:           events.Warning,
+		Reason:         "InstanceTypesUnresolved",
+		Message:        "Skipping NodePool, unable to resolve instance types: " + err.Error(),
+		DedupeValues:   []string{string(pool.UID), err.Error()},
 		DedupeTimeout:  5 * time.Minute,
 	}
 }

@@ -10,10 +10,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
 	"github.com/lathe-autoscaler/lathe/pkg/state"
 )
@@ -47,8 +50,9 @@ func (p *Provisioner) readInput(ctx context.Context) (solver.Input, error) {
 		return in, err
 	}
 	in.NodePools, in.InstanceTypes = pools, instanceTypes
-	in.Pods = pendingPods(pods.Items)
-	in.Nodes, in.InFlight = existingCapacity(snapshot)
+	var draining []*corev1.Pod
+	in.Nodes, in.InFlight, draining = existingCapacity(snapshot)
+	in.Pods = sortPods(append(pendingPods(pods.Items), draining...))
 	in.DaemonSets = snapshot.DaemonSets
 	if in.Volumes, err = listVolumes(ctx, p.deps.Client); err != nil {
 		return in, err
@@ -57,7 +61,9 @@ func (p *Provisioner) readInput(ctx context.Context) (solver.Input, error) {
 }
 
 // readPools returns the pools new capacity may come from, with the instance types each may launch. Pools
-// being deleted or known not to be ready are left out.
+// being deleted or known not to be ready are left out, and so is a pool whose instance types the cloud
+// provider cannot list: one broken pool must not stop the others (a Warning event on the pool and a log
+// line say why). Running out of time is not the pool's fault and fails the pass.
 func (p *Provisioner) readPools(ctx context.Context) ([]*v1.NodePool, map[string]cloudprovider.InstanceTypes, error) {
 	var list v1.NodePoolList
 	if err := p.deps.Client.List(ctx, &list); err != nil {
@@ -71,8 +77,13 @@ func (p *Provisioner) readPools(ctx context.Context) ([]*v1.NodePool, map[string
 			continue
 		}
 		its, err := p.deps.CloudProvider.GetInstanceTypes(ctx, pool)
+		if ctx.Err() != nil {
+			return nil, nil, fmt.Errorf("getting instance types of nodepool %s, %w", pool.Name, ctx.Err())
+		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("getting instance types of nodepool %s, %w", pool.Name, err)
+			log.FromContext(ctx).Error(err, "skipping nodepool, unable to resolve instance types", "NodePool", klog.KObj(pool))
+			p.deps.Recorder.Publish(InstanceTypesUnresolvedEvent(pool, err))
+			continue
 		}
 		pools = append(pools, pool)
 		types[pool.Name] = its
@@ -81,7 +92,7 @@ func (p *Provisioner) readPools(ctx context.Context) ([]*v1.NodePool, map[string
 	return pools, types, nil
 }
 
-// pendingPods returns the provisionable pods in a stable order.
+// pendingPods returns the provisionable pods.
 func pendingPods(all []corev1.Pod) []*corev1.Pod {
 	var out []*corev1.Pod
 	for i := range all {
@@ -89,21 +100,36 @@ func pendingPods(all []corev1.Pod) []*corev1.Pod {
 			out = append(out, &all[i])
 		}
 	}
-	slices.SortFunc(out, func(a, b *corev1.Pod) int {
-		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
-	})
 	return out
 }
 
+// sortPods orders pods by namespace/name, so that the same cluster gives the same plan.
+func sortPods(pods []*corev1.Pod) []*corev1.Pod {
+	slices.SortFunc(pods, func(a, b *corev1.Pod) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+	return pods
+}
+
 // existingCapacity turns the snapshot into the solver's nodes (with their bound pods) and NodeClaims still
-// launching. Machines marked for deletion are left out: their pods will need room elsewhere.
-func existingCapacity(snapshot *state.Snapshot) ([]solver.ExistingNode, []solver.InFlightNodeClaim) {
+// launching, and returns the reschedulable pods of the nodes being drained or deleted.
+//
+// Such a node takes no new pods, but its capacity counts against its pool's limits until it is gone, so it
+// is handed to the solver cordoned and empty. Its pods are to be placed like pending ones: capacity for them
+// launches while the drain waits on PodDisruptionBudgets. A later pass sees them again (still bound, or
+// pending once evicted) and finds room for them on the NodeClaims launched for them, which count as capacity.
+// NodeClaims marked for deletion are left out.
+func existingCapacity(snapshot *state.Snapshot) ([]solver.ExistingNode, []solver.InFlightNodeClaim, []*corev1.Pod) {
 	var existing []solver.ExistingNode
+	var draining []*corev1.Pod
 	for _, n := range snapshot.Nodes {
+		node := n.Node
 		if n.MarkedForDeletion {
+			draining = append(draining, slices.DeleteFunc(n.Pods, func(p *corev1.Pod) bool { return !scheduling.IsReschedulable(p) })...)
+			node.Spec.Unschedulable = true // the snapshot's own copy
+			existing = append(existing, solver.ExistingNode{Node: node})
 			continue
 		}
-		node := n.Node
 		if n.NodeClaim != nil && !meta.IsStatusConditionTrue(n.NodeClaim.Status.Conditions, v1.ConditionTypeInitialized) {
 			node = withoutStartupTaints(node, n.NodeClaim)
 		}
@@ -115,7 +141,7 @@ func existingCapacity(snapshot *state.Snapshot) ([]solver.ExistingNode, []solver
 			inFlight = append(inFlight, solver.InFlightNodeClaim{NodeClaim: c.NodeClaim})
 		}
 	}
-	return existing, inFlight
+	return existing, inFlight, draining
 }
 
 // withoutStartupTaints returns a copy of a still-initializing node without the taints it will shed.

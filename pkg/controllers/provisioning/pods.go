@@ -2,7 +2,8 @@ package provisioning
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 )
 
 // DefaultSchedulerName is the kube-scheduler's name; pods for other schedulers are not Lathe's to place.
@@ -18,15 +19,15 @@ func Provisionable(pod *corev1.Pod) (bool, string) {
 		return false, "bound"
 	case pod.DeletionTimestamp != nil:
 		return false, "terminating"
-	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
+	case scheduling.IsTerminal(pod):
 		return false, "terminal"
 	case pod.Spec.SchedulerName != "" && pod.Spec.SchedulerName != DefaultSchedulerName:
 		return false, "other scheduler"
 	case pod.Status.NominatedNodeName != "":
 		return false, "preempting"
-	case ownedBy(pod, "DaemonSet"):
+	case scheduling.IsDaemonSetPod(pod):
 		return false, "daemonset"
-	case ownedBy(pod, "Node"):
+	case scheduling.IsMirrorPod(pod):
 		return false, "mirror pod"
 	case !markedUnschedulable(pod):
 		return false, "not yet marked unschedulable"
@@ -42,10 +43,4 @@ func markedUnschedulable(pod *corev1.Pod) bool {
 		}
 	}
 	return false
-}
-
-// ownedBy reports whether the pod's controller is of the kind.
-func ownedBy(pod *corev1.Pod, kind string) bool {
-	owner := metav1.GetControllerOf(pod)
-	return owner != nil && owner.Kind == kind
 }

@@ -105,10 +105,9 @@ func (p *Provisioner) Provision(ctx context.Context) (*solver.Plan, error) {
 	p.metrics.unschedulable.Set(float64(len(plan.Unschedulable)))
 	created, err := p.createNodeClaims(ctx, in, plan)
 	p.publish(in, plan, created)
-	if err != nil {
-		return plan, err
-	}
-	if err := p.awaitObserved(ctx, created); err != nil {
+	// Even when some creates failed, the next pass must count the claims that were created, or it launches
+	// again for their pods.
+	if err := errors.Join(err, p.awaitObserved(ctx, created)); err != nil {
 		return plan, err
 	}
 	log.FromContext(ctx).Info("provisioned", "pendingPods", len(in.Pods), "nodeClaims", len(created),
@@ -172,7 +171,7 @@ func (p *Provisioner) awaitObserved(ctx context.Context, created map[string]stri
 }
 
 // publish emits a Nominated event on every pod the plan found room for and a FailedScheduling event with
-// the reasons on every pod it could not place.
+// the reasons on every pending pod it could not place.
 func (p *Provisioner) publish(in solver.Input, plan *solver.Plan, created map[string]string) {
 	pods := map[solver.PodRef]*corev1.Pod{}
 	for _, pod := range in.Pods {
@@ -199,7 +198,8 @@ func (p *Provisioner) publish(in solver.Input, plan *solver.Plan, created map[st
 		}
 	}
 	for _, u := range plan.Unschedulable {
-		if pod := pods[u.Pod]; pod != nil {
+		// A pod still running on a node being drained is not failing to schedule; it is only placed ahead.
+		if pod := pods[u.Pod]; pod != nil && pod.Spec.NodeName == "" {
 			p.deps.Recorder.Publish(FailedSchedulingEvent(pod, u.Reasons))
 		}
 	}

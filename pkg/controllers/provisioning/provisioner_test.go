@@ -104,16 +104,21 @@ func provision(t *testing.T, p *provisioning.Provisioner, pendingPods int) *solv
 type harness struct {
 	provisioner *provisioning.Provisioner
 	recorder    *eventsfake.Recorder
+	cloud       *fake.CloudProvider
 }
 
-func newHarness() *harness {
+func newHarness() *harness { return newHarnessWithClient(cachedClient) }
+
+// newHarnessWithClient builds the harness on a client of the test's choice (one that injects failures,
+// for example).
+func newHarnessWithClient(c client.Client) *harness {
 	rec := &eventsfake.Recorder{}
 	cloud := fake.New(catalog.KarpenterBenchmark()[:64]...)
 	p := provisioning.NewProvisioner(provisioning.Deps{
-		Client: cachedClient, Cluster: cluster, CloudProvider: cloud, Clock: clocktesting.NewFakeClock(time.Now()), Recorder: rec,
+		Client: c, Cluster: cluster, CloudProvider: cloud, Clock: clocktesting.NewFakeClock(time.Now()), Recorder: rec,
 		Registerer: prometheus.NewRegistry(), BatchIdleDuration: time.Second, BatchMaxDuration: 10 * time.Second,
 	})
-	return &harness{provisioner: p, recorder: rec}
+	return &harness{provisioner: p, recorder: rec, cloud: cloud}
 }
 
 // cleanup deletes every object the provisioning tests create.
@@ -244,12 +249,17 @@ func TestProvisionRespectsLimits(t *testing.T) {
 		createPendingPod(t, fmt.Sprintf("p-%d", i), "1", nil)
 	}
 	provision(t, h.provisioner, 8)
+	// Limits apply to capacity, not to what the pods request: launch every claim and add up what it holds.
 	total := resource.Quantity{}
 	for _, c := range listClaims(t) {
-		total.Add(*c.Spec.Resources.Requests.Cpu())
+		launched, err := h.cloud.Create(context.Background(), &c)
+		if err != nil {
+			t.Fatalf("launching %s: %v", c.Name, err)
+		}
+		total.Add(*launched.Status.Capacity.Cpu())
 	}
 	if total.Cmp(resource.MustParse("4")) > 0 {
-		t.Fatalf("claims request %s cpu, over the pool's limit of 4", total.String())
+		t.Fatalf("claims launch %s cpu, over the pool's limit of 4", total.String())
 	}
 	if len(h.recorder.WithReason("FailedScheduling")) == 0 {
 		t.Error("no pod was reported unschedulable although the limit cannot hold 8 cpu")
@@ -300,5 +310,26 @@ func TestProvisionWellKnownProviderLabel(t *testing.T) {
 	}
 	if !family || types == 0 {
 		t.Errorf("requirements %v should pin the family and list c6a types", claims[0].Spec.Requirements)
+	}
+}
+
+func TestProvisionSkipsAPoolWhoseInstanceTypesFail(t *testing.T) {
+	t.Cleanup(func() { cleanup(t) })
+	h := newHarness()
+	h.cloud.InstanceTypeErrors = map[string]error{"broken": errors.New("node class has no subnets")}
+	createPool(t, "broken", nil)
+	createPool(t, "working", nil)
+	createPendingPod(t, "web", "1", nil)
+	provision(t, h.provisioner, 1)
+	claims := listClaims(t)
+	if len(claims) != 1 || claims[0].Labels[v1.NodePoolLabelKey] != "working" {
+		t.Fatalf("nodeclaims %v, want one from the working pool", claims)
+	}
+	events := h.recorder.WithReason("InstanceTypesUnresolved")
+	if len(events) != 1 || !strings.Contains(events[0].Message, "no subnets") {
+		t.Fatalf("events %v, want one with the provider's error", events)
+	}
+	if pool, ok := events[0].InvolvedObject.(*v1.NodePool); !ok || pool.Name != "broken" {
+		t.Fatalf("event on %v, want the broken pool", events[0].InvolvedObject)
 	}
 }

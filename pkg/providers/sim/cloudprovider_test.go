@@ -165,6 +165,16 @@ var _ = Describe("CloudProvider", func() {
 			Expect(list).To(BeEmpty())
 		})
 
+		It("finds the instance of a NodeClaim whose status never recorded the launch, by the claim's name", func(ctx SpecContext) {
+			claim := nodeClaim("unrecorded", in(v1.LabelInstanceType, "m5.large"))
+			_, err := provider.Create(ctx, claim)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(claim.Status.ProviderID).To(BeEmpty())
+			Expect(provider.Delete(ctx, claim)).To(Succeed())
+			expectNoNode(ctx, "unrecorded")
+			Expect(cloudprovider.IsNodeClaimNotFoundError(provider.Delete(ctx, claim))).To(BeTrue())
+		})
+
 		It("reports an unknown instance gone", func(ctx SpecContext) {
 			nc := nodeClaim("never-launched")
 			nc.Status.ProviderID = "sim:///us-east-1a/i-0123456789abcdef0"

@@ -68,7 +68,7 @@ func (c *CloudProvider) chooseOffering(ctx context.Context, nodeClaim *v1.NodeCl
 func (c *CloudProvider) candidates(nodeClaim *v1.NodeClaim, its cloudprovider.InstanceTypes, reqs scheduling.Requirements, now time.Time) []offeringChoice {
 	var out []offeringChoice
 	for _, it := range its {
-		if it.Requirements.Intersects(reqs) != nil || !fits(nodeClaim.Spec.Resources.Requests, it.Allocatable()) {
+		if it.Requirements.Intersects(reqs) != nil || !scheduling.Fits(nodeClaim.Spec.Resources.Requests, it.Allocatable()) {
 			continue
 		}
 		for _, o := range it.Offerings {
@@ -90,15 +90,6 @@ func (c *CloudProvider) zoneIDAllowed(reqs scheduling.Requirements, zone string)
 		return true
 	}
 	return reqs.Get(awsv1.LabelTopologyZoneID).Has(c.zoneIDs[zone])
-}
-
-func fits(requests, allocatable corev1.ResourceList) bool {
-	for name, q := range requests {
-		if have, ok := allocatable[name]; (!ok && !q.IsZero()) || have.Cmp(q) < 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // newNode builds the Node that stands for an instance of the choice launched for the NodeClaim.

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/lathe-autoscaler/lathe/pkg/metrics"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 )
 
 // Deps are the controller's dependencies.
@@ -23,13 +24,15 @@ type Deps struct {
 	Registerer prometheus.Registerer
 }
 
-// Controller observes each pod's startup duration once, when it is first seen running and ready.
+// Controller observes a pod's startup duration when it becomes running and ready, if it saw the pod pending
+// before. Pods already running when the controller starts (after a restart or a change of leader) were
+// observed by the previous instance, or before Lathe ran; they are not observed again.
 type Controller struct {
 	client  client.Client
 	startup prometheus.Observer
 
-	mu       sync.Mutex
-	observed map[types.NamespacedName]types.UID // the pod (by UID) already observed under each name
+	mu      sync.Mutex
+	pending map[types.NamespacedName]types.UID // pods (by UID) seen pending and not yet observed
 }
 
 // NewController returns the pod metrics controller.
@@ -41,7 +44,7 @@ func NewController(deps Deps) *Controller {
 		Help:       "The time from pod creation until the pod is running.",
 		Objectives: map[float64]float64{0: 0, 0.5: 0.05, 0.9: 0.01, 0.99: 0.001, 1: 0},
 	}))
-	return &Controller{client: deps.Client, startup: startup, observed: map[types.NamespacedName]types.UID{}}
+	return &Controller{client: deps.Client, startup: startup, pending: map[types.NamespacedName]types.UID{}}
 }
 
 // Name identifies the controller.
@@ -55,35 +58,47 @@ func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
 	return nil
 }
 
-// Reconcile observes the pod's startup duration the first time it is running and ready, and forgets pods
-// that are gone.
+// Reconcile remembers pending pods, observes the startup duration of a remembered pod once it is running
+// and ready, and forgets pods that are gone or finished.
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	pod := &corev1.Pod{}
 	if err := c.client.Get(ctx, req.NamespacedName, pod); err != nil {
 		if client.IgnoreNotFound(err) == nil {
-			c.mu.Lock()
-			delete(c.observed, req.NamespacedName)
-			c.mu.Unlock()
+			c.forget(req.NamespacedName)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	ready, ok := readySince(pod)
-	if !ok || !c.firstTime(req.NamespacedName, pod.UID) {
-		return reconcile.Result{}, nil
+	switch ready, isReady := readySince(pod); {
+	case pod.Status.Phase == corev1.PodPending:
+		c.remember(req.NamespacedName, pod.UID)
+	case isReady && c.takePending(req.NamespacedName, pod.UID):
+		c.startup.Observe(ready.Sub(pod.CreationTimestamp.Time).Seconds())
+	case scheduling.IsTerminal(pod):
+		c.forget(req.NamespacedName)
 	}
-	c.startup.Observe(ready.Sub(pod.CreationTimestamp.Time).Seconds())
 	return reconcile.Result{}, nil
 }
 
-// firstTime reports whether this pod (by UID) is seen ready for the first time under its name, and
-// remembers it.
-func (c *Controller) firstTime(name types.NamespacedName, uid types.UID) bool {
+func (c *Controller) remember(name types.NamespacedName, uid types.UID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.observed[name] == uid {
+	c.pending[name] = uid
+}
+
+func (c *Controller) forget(name types.NamespacedName) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.pending, name)
+}
+
+// takePending reports whether this pod (by UID) was seen pending and not observed yet, and forgets it.
+func (c *Controller) takePending(name types.NamespacedName, uid types.UID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pending[name] != uid {
 		return false
 	}
-	c.observed[name] = uid
+	delete(c.pending, name)
 	return true
 }
 

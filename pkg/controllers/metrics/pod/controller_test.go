@@ -55,6 +55,16 @@ func TestStartupDurationObservedOncePerPod(t *testing.T) {
 	if got.count != 1 || got.sum != 42 {
 		t.Fatalf("count %d sum %v, want 1 and 42", got.count, got.sum)
 	}
+
+	// After a restart or a change of leader, the pod is already running: the previous instance observed it.
+	restartedReg := prometheus.NewRegistry()
+	restarted := pod.NewController(pod.Deps{Client: c, Registerer: restartedReg})
+	if _, err := restarted.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if got := sampleCountAndSum(t, restartedReg); got.count != 0 {
+		t.Fatalf("a pod running before the controller started was observed again: %+v", got)
+	}
 }
 
 type summary struct {

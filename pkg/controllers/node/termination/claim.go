@@ -13,26 +13,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/fieldindex"
 )
 
 // nodeClaimForNode returns the NodeClaim whose instance the Node is, or nil when there is none. The
 // provider ID decides; the node name is the fallback for claims whose status has no provider ID yet.
 func (c *Controller) nodeClaimForNode(ctx context.Context, node *corev1.Node) (*v1.NodeClaim, error) {
-	list := &v1.NodeClaimList{}
-	if err := c.kube.List(ctx, list); err != nil {
-		return nil, fmt.Errorf("listing nodeclaims, %w", err)
+	claims, err := fieldindex.NodeClaimsForNode(ctx, c.kube, node)
+	if err != nil || len(claims) == 0 {
+		return nil, err
 	}
-	var byName *v1.NodeClaim
-	for i := range list.Items {
-		nodeClaim := &list.Items[i]
-		if node.Spec.ProviderID != "" && nodeClaim.Status.ProviderID == node.Spec.ProviderID {
-			return nodeClaim, nil
-		}
-		if byName == nil && nodeClaim.Status.NodeName == node.Name && (nodeClaim.Status.ProviderID == "" || node.Spec.ProviderID == "") {
-			byName = nodeClaim
-		}
-	}
-	return byName, nil
+	return claims[0], nil
 }
 
 // deleteNodeClaim deletes the Node's NodeClaim unless its deletion has begun, and returns it as it is
@@ -53,36 +44,6 @@ func (c *Controller) deleteNodeClaim(ctx context.Context, nodeClaim *v1.NodeClai
 		return nil, fmt.Errorf("getting nodeclaim, %w", err)
 	}
 	return nodeClaim, nil
-}
-
-// terminationDeadline returns when every pod must have left the node, or nil when the NodeClaim has no
-// terminationGracePeriod. The deadline is recorded in the NodeClaim's termination-timestamp annotation the
-// first time; later passes (and restarts) read it back from there. Deletion starts at the earlier of the
-// Node's and the NodeClaim's deletion timestamps.
-func (c *Controller) terminationDeadline(ctx context.Context, node *corev1.Node, nodeClaim *v1.NodeClaim) (*time.Time, error) {
-	if nodeClaim == nil || nodeClaim.Spec.TerminationGracePeriod == nil {
-		return nil, nil
-	}
-	if value, ok := nodeClaim.Annotations[v1.NodeClaimTerminationTimestampAnnotationKey]; ok {
-		if deadline, err := time.Parse(time.RFC3339, value); err == nil {
-			return &deadline, nil
-		}
-		log.FromContext(ctx).Info("ignoring unparsable termination timestamp annotation", "value", value)
-	}
-	start := node.DeletionTimestamp.Time
-	if !nodeClaim.DeletionTimestamp.IsZero() && nodeClaim.DeletionTimestamp.Before(node.DeletionTimestamp) {
-		start = nodeClaim.DeletionTimestamp.Time
-	}
-	deadline := start.Add(nodeClaim.Spec.TerminationGracePeriod.Duration)
-	stored := nodeClaim.DeepCopy()
-	if nodeClaim.Annotations == nil {
-		nodeClaim.Annotations = map[string]string{}
-	}
-	nodeClaim.Annotations[v1.NodeClaimTerminationTimestampAnnotationKey] = deadline.Format(time.RFC3339)
-	if err := c.kube.Patch(ctx, nodeClaim, client.MergeFrom(stored)); err != nil {
-		return nil, client.IgnoreNotFound(fmt.Errorf("annotating nodeclaim with its termination timestamp, %w", err))
-	}
-	return &deadline, nil
 }
 
 // setCondition sets a termination condition on the NodeClaim's status and reports whether it changed.

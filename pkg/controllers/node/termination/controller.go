@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
@@ -23,55 +22,42 @@ import (
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/fieldindex"
+	nodeclaimtermination "github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/termination"
 	"github.com/lathe-autoscaler/lathe/pkg/events"
 )
 
-// PodNodeNameField is the field index on Pods by spec.nodeName that Register adds to the manager's cache.
-const PodNodeNameField = "spec.nodeName"
+// PodNodeNameField is the field index on Pods by spec.nodeName that Register adds to the manager's cache
+// (see pkg/controllers/fieldindex).
+const PodNodeNameField = fieldindex.PodNodeName
 
-// Requeue intervals for the waits that nothing watched announces.
-const (
-	// volumePollInterval is how often a node waiting for its VolumeAttachments to go is looked at again.
-	volumePollInterval = 2 * time.Second
-	// instancePollInterval is how often CloudProvider.Delete is called again while the instance terminates.
-	instancePollInterval = 5 * time.Second
-	// conflictRetryInterval is how soon a pass that lost an optimistic-lock race runs again.
-	conflictRetryInterval = 100 * time.Millisecond
-)
+// volumePollInterval is how often a node waiting for its VolumeAttachments to go is looked at again.
+const volumePollInterval = 2 * time.Second
 
-// Deps are the controller's dependencies.
-type Deps struct {
-	// Client reads from the manager's cache and writes to the API server.
-	Client client.Client
-	// CloudProvider terminates the instances.
-	CloudProvider cloudprovider.CloudProvider
-	// Clock measures the termination grace period and the requeue delays.
-	Clock clock.Clock
-	// Recorder publishes the termination events.
-	Recorder events.Recorder
-	// Registerer is where the controller's metrics are registered.
-	Registerer prometheus.Registerer
-}
+// Deps are the controller's dependencies; the NodeClaim termination controller takes the same.
+type Deps = nodeclaimtermination.Deps
 
 // Controller drains and finalizes deleted Nodes. Build it with NewController.
 type Controller struct {
-	kube     client.Client
-	cloud    cloudprovider.CloudProvider
-	clock    clock.Clock
-	recorder events.Recorder
-	metrics  *collectors
-	backoff  *drainBackoff
+	kube      client.Client
+	cloud     cloudprovider.CloudProvider
+	instances nodeclaimtermination.Instances
+	clock     clock.Clock
+	recorder  events.Recorder
+	metrics   *collectors
+	backoff   *drainBackoff
 }
 
 // NewController returns the Node termination controller.
 func NewController(deps Deps) *Controller {
 	return &Controller{
-		kube:     deps.Client,
-		cloud:    deps.CloudProvider,
-		clock:    deps.Clock,
-		recorder: deps.Recorder,
-		metrics:  newCollectors(deps.Registerer),
-		backoff:  newDrainBackoff(),
+		kube:      deps.Client,
+		cloud:     deps.CloudProvider,
+		instances: nodeclaimtermination.Instances{Kube: deps.Client, Cloud: deps.CloudProvider, Clock: deps.Clock},
+		clock:     deps.Clock,
+		recorder:  deps.Recorder,
+		metrics:   newCollectors(deps.Registerer),
+		backoff:   newDrainBackoff(),
 	}
 }
 
@@ -81,12 +67,12 @@ func (c *Controller) Name() string { return "node.termination" }
 // Register indexes Pods by node name and watches Nodes that carry the termination finalizer, and the
 // NodeClaims of those Nodes.
 func (c *Controller) Register(ctx context.Context, mgr manager.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Pod{}, PodNodeNameField, podNodeName); err != nil {
-		return fmt.Errorf("indexing pods by node name, %w", err)
+	if err := fieldindex.Register(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
 	}
 	err := controllerruntime.NewControllerManagedBy(mgr).
 		Named(c.Name()).
-		For(&corev1.Node{}, builder.WithPredicates(predicate.NewPredicateFuncs(hasTerminationFinalizer))).
+		For(&corev1.Node{}, builder.WithPredicates(predicate.NewPredicateFuncs(nodeclaimtermination.HasTerminationFinalizer))).
 		Watches(&v1.NodeClaim{}, handler.EnqueueRequestsFromMapFunc(nodeOfNodeClaim)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 10}).
 		Complete(c)
@@ -120,7 +106,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	result, err := c.finalize(ctx, node, nodeClaim)
 	if apierrors.IsConflict(err) {
 		// Another writer got there first: look again at the new version soon, without logging an error.
-		return reconcile.Result{RequeueAfter: conflictRetryInterval}, nil
+		return reconcile.Result{RequeueAfter: nodeclaimtermination.ConflictRetryInterval}, nil
 	}
 	return result, err
 }
@@ -133,7 +119,7 @@ func (c *Controller) finalize(ctx context.Context, node *corev1.Node, nodeClaim 
 		return reconcile.Result{}, err
 	}
 	// 2. and 3. Record the deadline and keep new pods off the node.
-	deadline, err := c.terminationDeadline(ctx, node, nodeClaim)
+	deadline, err := nodeclaimtermination.Deadline(ctx, c.kube, nodeClaim)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -176,11 +162,6 @@ func (c *Controller) removeFinalizer(ctx context.Context, node *corev1.Node) err
 	return nil
 }
 
-// hasTerminationFinalizer selects the Nodes this controller may have to finalize.
-func hasTerminationFinalizer(o client.Object) bool {
-	return controllerutil.ContainsFinalizer(o, v1.TerminationFinalizer)
-}
-
 // nodeOfNodeClaim maps a NodeClaim to its Node, so that status changes of the claim wake the Node up.
 func nodeOfNodeClaim(_ context.Context, o client.Object) []reconcile.Request {
 	nodeClaim, ok := o.(*v1.NodeClaim)
@@ -188,13 +169,4 @@ func nodeOfNodeClaim(_ context.Context, o client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: nodeClaim.Status.NodeName}}}
-}
-
-// podNodeName is the PodNodeNameField indexer.
-func podNodeName(o client.Object) []string {
-	pod, ok := o.(*corev1.Pod)
-	if !ok || pod.Spec.NodeName == "" {
-		return nil
-	}
-	return []string{pod.Spec.NodeName}
 }

@@ -7,8 +7,10 @@
 // Each pass of Reconcile goes through these steps and stops at the first one that has to wait:
 //
 //  1. Delete the Node's NodeClaim, so that the claim never outlives its Node.
-//  2. Work out the termination deadline (deletion start + the NodeClaim's terminationGracePeriod) and record
-//     it in the NodeClaim's karpenter.sh/nodeclaim-termination-timestamp annotation.
+//  2. Read the termination deadline: the NodeClaim's deletion timestamp + its terminationGracePeriod, kept
+//     in its karpenter.sh/nodeclaim-termination-timestamp annotation. The NodeClaim termination package
+//     owns that rule (Deadline) and the instance termination of step 7 (Instances.Terminate); this
+//     controller calls both.
 //  3. Taint the Node karpenter.sh/disrupted:NoSchedule so nothing new lands on it.
 //  4. If the instance is already gone, skip straight to step 8.
 //  5. Drain: evict pods through the Eviction API (PodDisruptionBudgets apply), non-critical pods before
@@ -24,6 +26,7 @@
 //
 // # Indexes
 //
-// Register indexes Pods by spec.nodeName (PodNodeNameField) in the manager's cache, because the drain
+// Register adds the pkg/controllers/fieldindex indexes to the manager's cache: the drain lists the pods bound
+// to one node (PodNodeNameField), and the Node's NodeClaim is looked up by provider ID or node name.
 // lists the pods bound to one node.
 package termination

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 )
 
 // stuckTerminatingAfter is how long past its deletion timestamp a terminating pod is waited for. After that
@@ -154,40 +155,8 @@ func disruptionReason(nodeClaim *v1.NodeClaim) string {
 // and mirror pods), tolerates the disrupted taint, or has been terminating for so long that its kubelet is
 // taken to be gone.
 func staysOnNode(pod *corev1.Pod, now time.Time) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed ||
-		ownedByDaemonSet(pod) || isMirrorPod(pod) || toleratesDisruptedTaint(pod) ||
+	return scheduling.IsTerminal(pod) || scheduling.IsDaemonSetPod(pod) || scheduling.IsMirrorPod(pod) || scheduling.ToleratesDisruptedTaint(pod) ||
 		(!pod.DeletionTimestamp.IsZero() && now.Sub(pod.DeletionTimestamp.Time) > stuckTerminatingAfter)
-}
-
-func ownedByDaemonSet(pod *corev1.Pod) bool {
-	owner := metav1.GetControllerOf(pod)
-	return owner != nil && owner.Kind == "DaemonSet"
-}
-
-func isMirrorPod(pod *corev1.Pod) bool {
-	_, ok := pod.Annotations[corev1.MirrorPodAnnotationKey]
-	return ok
-}
-
-// toleratesDisruptedTaint reports whether a toleration of the pod matches karpenter.sh/disrupted:NoSchedule.
-func toleratesDisruptedTaint(pod *corev1.Pod) bool {
-	taint := v1.DisruptedNoScheduleTaint
-	for _, t := range pod.Spec.Tolerations {
-		if t.Effect != "" && t.Effect != taint.Effect {
-			continue
-		}
-		switch t.Operator {
-		case corev1.TolerationOpExists:
-			if t.Key == "" || t.Key == taint.Key {
-				return true
-			}
-		case corev1.TolerationOpEqual, "":
-			if t.Key == taint.Key && t.Value == taint.Value {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // doNotDisrupt reports whether the karpenter.sh/do-not-disrupt annotation protects the pod from eviction

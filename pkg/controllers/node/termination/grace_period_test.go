@@ -38,7 +38,8 @@ var _ = Describe("Termination grace period", func() {
 		f.deleteNode(node)
 		f.reconcile(node)
 		Expect(get(ctx, node)).To(BeTrue())
-		Expect(deadlineOf(ctx, nodeClaim)).To(BeTemporally("==", node.DeletionTimestamp.Add(10*time.Minute)))
+		// The deadline runs from the NodeClaim's deletion, which the Node's deletion begins.
+		Expect(deadlineOf(ctx, nodeClaim)).To(BeTemporally("==", nodeClaim.DeletionTimestamp.Add(10*time.Minute)))
 		Expect(f.recorder.WithReason(termination.ReasonTerminationGracePeriodExpiring)).To(HaveLen(1))
 	})
 

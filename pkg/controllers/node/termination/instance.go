@@ -11,10 +11,8 @@ import (
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	nodeclaimtermination "github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/termination"
 )
-
-// reasonInstanceTerminating is the reason of the InstanceTerminating condition.
-const reasonInstanceTerminating = "InstanceTerminating"
 
 // instanceGone reports whether the cloud provider no longer has the node's instance.
 func (c *Controller) instanceGone(ctx context.Context, node *corev1.Node, nodeClaim *v1.NodeClaim) (bool, error) {
@@ -33,26 +31,18 @@ func (c *Controller) instanceGone(ctx context.Context, node *corev1.Node, nodeCl
 	return false, nil
 }
 
-// terminateInstance calls CloudProvider.Delete until it reports the instance gone; a nil error means the
-// termination is under way, so it waits and calls again.
+// terminateInstance terminates the node's instance (see the NodeClaim termination package's
+// Instances.Terminate) and returns how long to wait before asking again, zero once it is gone.
 func (c *Controller) terminateInstance(ctx context.Context, node *corev1.Node, nodeClaim *v1.NodeClaim, _ *time.Time) (time.Duration, error) {
 	instance := instanceOf(node, nodeClaim)
 	if instance.Status.ProviderID == "" {
 		return 0, nil
 	}
-	err := c.cloud.Delete(ctx, instance)
-	if cloudprovider.IsNodeClaimNotFoundError(err) {
-		return 0, nil
+	gone, err := c.instances.Terminate(ctx, instance, func(err error) { c.recorder.Publish(failedTerminationEvent(node, err)) })
+	if err != nil || gone {
+		return 0, err
 	}
-	if err != nil {
-		c.recorder.Publish(failedTerminationEvent(node, err))
-		return 0, fmt.Errorf("terminating instance, %w", err)
-	}
-	changed, err := c.setCondition(ctx, nodeClaim, v1.ConditionTypeInstanceTerminating, metav1.ConditionTrue, reasonInstanceTerminating, "")
-	if changed {
-		log.FromContext(ctx).Info("terminating instance", "providerID", instance.Status.ProviderID)
-	}
-	return instancePollInterval, err
+	return nodeclaimtermination.InstancePollInterval, nil
 }
 
 // instanceOf returns the NodeClaim to hand to the cloud provider: the Node's claim, or, for a Node whose

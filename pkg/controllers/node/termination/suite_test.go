@@ -24,6 +24,7 @@ import (
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider/fake"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/fieldindex/fieldindextest"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/node/termination"
 	eventsfake "github.com/lathe-autoscaler/lathe/pkg/events/fake"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
@@ -84,7 +85,7 @@ func newFixture() *fixture {
 		registry: prometheus.NewRegistry(),
 	}
 	f.controller = termination.NewController(termination.Deps{
-		Client: env.Client, CloudProvider: f.cloud, Clock: f.clock, Recorder: f.recorder, Registerer: f.registry,
+		Client: fieldindextest.NewClient(env.Client), CloudProvider: f.cloud, Clock: f.clock, Recorder: f.recorder, Registerer: f.registry,
 	})
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "termination-"}}
 	Expect(env.Client.Create(ctx, ns)).To(Succeed())

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/fieldindex"
 )
 
 // Reasons of the VolumesDetached condition.
@@ -45,7 +46,7 @@ func (c *Controller) awaitVolumeDetachment(ctx context.Context, node *corev1.Nod
 // attachedVolumes counts the VolumeAttachments on the node that the drain should have released.
 func (c *Controller) attachedVolumes(ctx context.Context, node *corev1.Node) (int, error) {
 	list := &storagev1.VolumeAttachmentList{}
-	if err := c.kube.List(ctx, list); err != nil {
+	if err := c.kube.List(ctx, list, client.MatchingFields{fieldindex.VolumeAttachmentNodeName: node.Name}); err != nil {
 		return 0, fmt.Errorf("listing volume attachments, %w", err)
 	}
 	var onNode []storagev1.VolumeAttachment

@@ -39,12 +39,13 @@ import (
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/fieldindex"
 	"github.com/lathe-autoscaler/lathe/pkg/events"
 )
 
-// ProviderIDIndex is the field index on NodeClaim status.providerID that Register adds, used to map a Node
-// to its NodeClaim.
-const ProviderIDIndex = "status.providerID"
+// ProviderIDIndex is the field index on NodeClaim status.providerID that Register adds (see
+// pkg/controllers/fieldindex), used to map a Node to its NodeClaim.
+const ProviderIDIndex = fieldindex.NodeClaimProviderID
 
 // Deps are the controller's dependencies.
 type Deps struct {
@@ -106,8 +107,8 @@ func (c *Controller) Name() string { return "nodeclaim.lifecycle" }
 // Register adds the provider-ID index and the controller to mgr. It watches NodeClaims and the Nodes
 // that belong to them.
 func (c *Controller) Register(ctx context.Context, mgr manager.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1.NodeClaim{}, ProviderIDIndex, providerIDOf); err != nil {
-		return fmt.Errorf("indexing nodeclaims by provider id, %w", err)
+	if err := fieldindex.Register(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
 	}
 	err := builder.ControllerManagedBy(mgr).
 		Named(c.Name()).
@@ -273,13 +274,4 @@ func (c *Controller) nodeClaimsForNode(ctx context.Context, o client.Object) []r
 		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 	}
 	return requests
-}
-
-// providerIDOf is the index function for ProviderIDIndex.
-func providerIDOf(o client.Object) []string {
-	nodeClaim, ok := o.(*v1.NodeClaim)
-	if !ok || nodeClaim.Status.ProviderID == "" {
-		return nil
-	}
-	return []string{nodeClaim.Status.ProviderID}
 }

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 )
 
 // Reasons of the Initialized condition set by this package.
@@ -91,12 +92,7 @@ func notInitialized(nodeClaim *v1.NodeClaim, node *corev1.Node) (string, string)
 
 // nodeReady reports whether the Node's Ready condition is True.
 func nodeReady(node *corev1.Node) bool {
-	for _, c := range node.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
+	return scheduling.NodeReadyStatus(node) == corev1.ConditionTrue
 }
 
 // extendedResources returns, sorted, the resources other than cpu, memory, pods and ephemeral storage that

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/fieldindex"
 	"github.com/lathe-autoscaler/lathe/pkg/events"
 )
 
@@ -124,12 +125,11 @@ func (e *duplicateNodesError) Error() string {
 	return fmt.Sprintf("nodes %v all have provider id %q", e.names, e.providerID)
 }
 
-// nodeForNodeClaim returns the one Node whose spec.providerID is the claim's status.providerID. Nodes
-// have no server-side field selector on spec.providerID, so it lists and matches; from the manager's
-// cache that is a scan in memory.
+// nodeForNodeClaim returns the one Node whose spec.providerID is the claim's status.providerID, through
+// the cache's Node index (pkg/controllers/fieldindex).
 func nodeForNodeClaim(ctx context.Context, kubeClient client.Client, nodeClaim *v1.NodeClaim) (*corev1.Node, error) {
 	nodes := &corev1.NodeList{}
-	if err := kubeClient.List(ctx, nodes, client.UnsafeDisableDeepCopy); err != nil {
+	if err := kubeClient.List(ctx, nodes, client.MatchingFields{fieldindex.NodeProviderID: nodeClaim.Status.ProviderID}); err != nil {
 		return nil, fmt.Errorf("listing nodes, %w", err)
 	}
 	var found []*corev1.Node
@@ -142,7 +142,7 @@ func nodeForNodeClaim(ctx context.Context, kubeClient client.Client, nodeClaim *
 	case 0:
 		return nil, errNodeNotFound
 	case 1:
-		return found[0].DeepCopy(), nil
+		return found[0], nil
 	}
 	names := make([]string, 0, len(found))
 	for _, n := range found {

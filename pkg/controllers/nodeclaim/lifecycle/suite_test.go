@@ -21,6 +21,7 @@ import (
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider/fake"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/fieldindex/fieldindextest"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/lifecycle"
 	eventsfake "github.com/lathe-autoscaler/lathe/pkg/events/fake"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
@@ -43,7 +44,7 @@ var (
 
 var _ = suite.WithEnvironment(&env, func(SpecContext) {
 	ctx = context.Background()
-	kubeClient = env.Client
+	kubeClient = fieldindextest.NewClient(env.Client)
 })
 
 var _ = BeforeEach(func() {

@@ -8,8 +8,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	controllerruntime "sigs.k8s.io/controller-runtime"
@@ -26,6 +24,7 @@ import (
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/fieldindex"
 	"github.com/lathe-autoscaler/lathe/pkg/events"
 )
 
@@ -34,16 +33,12 @@ const (
 	// nodePollInterval is how often a claim waiting for its Nodes to go is looked at again; Node deletions
 	// also wake it through the watch.
 	nodePollInterval = 5 * time.Second
-	// instancePollInterval is how often CloudProvider.Delete is called again while the instance terminates.
-	instancePollInterval = 5 * time.Second
-	// conflictRetryInterval is how soon a pass that lost an optimistic-lock race runs again.
-	conflictRetryInterval = 100 * time.Millisecond
+	// ConflictRetryInterval is how soon a pass that lost an optimistic-lock race runs again (here and in
+	// the Node termination controller).
+	ConflictRetryInterval = 100 * time.Millisecond
 )
 
-// reasonInstanceTerminating is the reason of the InstanceTerminating condition.
-const reasonInstanceTerminating = "InstanceTerminating"
-
-// Deps are the controller's dependencies.
+// Deps are the controller's dependencies, and the Node termination controller's.
 type Deps struct {
 	// Client reads from the manager's cache and writes to the API server.
 	Client client.Client
@@ -59,21 +54,21 @@ type Deps struct {
 
 // Controller finalizes deleted NodeClaims. Build it with NewController.
 type Controller struct {
-	kube     client.Client
-	cloud    cloudprovider.CloudProvider
-	clock    clock.Clock
-	recorder events.Recorder
-	metrics  *collectors
+	kube      client.Client
+	instances Instances
+	clock     clock.Clock
+	recorder  events.Recorder
+	metrics   *collectors
 }
 
 // NewController returns the NodeClaim termination controller.
 func NewController(deps Deps) *Controller {
 	return &Controller{
-		kube:     deps.Client,
-		cloud:    deps.CloudProvider,
-		clock:    deps.Clock,
-		recorder: deps.Recorder,
-		metrics:  newCollectors(deps.Registerer),
+		kube:      deps.Client,
+		instances: Instances{Kube: deps.Client, Cloud: deps.CloudProvider, Clock: deps.Clock},
+		clock:     deps.Clock,
+		recorder:  deps.Recorder,
+		metrics:   newCollectors(deps.Registerer),
 	}
 }
 
@@ -82,10 +77,13 @@ func (c *Controller) Name() string { return "nodeclaim.termination" }
 
 // Register watches NodeClaims that carry the termination finalizer, and Nodes, whose deletion lets their
 // NodeClaim's termination go on.
-func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
+func (c *Controller) Register(ctx context.Context, mgr manager.Manager) error {
+	if err := fieldindex.Register(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	err := controllerruntime.NewControllerManagedBy(mgr).
 		Named(c.Name()).
-		For(&v1.NodeClaim{}, builder.WithPredicates(predicate.NewPredicateFuncs(hasTerminationFinalizer))).
+		For(&v1.NodeClaim{}, builder.WithPredicates(predicate.NewPredicateFuncs(HasTerminationFinalizer))).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(c.nodeClaimsOfNode), builder.WithPredicates(nodeGoing())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 10}).
 		Complete(c)
@@ -108,7 +106,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	result, err := c.finalize(ctx, nodeClaim)
 	if apierrors.IsConflict(err) {
 		// Another writer got there first: look again at the new version soon, without logging an error.
-		return reconcile.Result{RequeueAfter: conflictRetryInterval}, nil
+		return reconcile.Result{RequeueAfter: ConflictRetryInterval}, nil
 	}
 	return result, err
 }
@@ -116,7 +114,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // finalize runs the termination steps in order and stops at the first that has to wait.
 func (c *Controller) finalize(ctx context.Context, nodeClaim *v1.NodeClaim) (reconcile.Result, error) {
 	// 1.
-	if err := c.annotateTerminationTimestamp(ctx, nodeClaim); err != nil {
+	if _, err := Deadline(ctx, c.kube, nodeClaim); err != nil {
 		return reconcile.Result{}, err
 	}
 	// 2. The Node termination controller drains each Node and terminates the instance; wait for it.
@@ -135,42 +133,9 @@ func (c *Controller) finalize(ctx context.Context, nodeClaim *v1.NodeClaim) (rec
 	return reconcile.Result{}, c.removeFinalizer(ctx, nodeClaim)
 }
 
-// annotateTerminationTimestamp records when the claim's grace period runs out, once.
-func (c *Controller) annotateTerminationTimestamp(ctx context.Context, nodeClaim *v1.NodeClaim) error {
-	if nodeClaim.Spec.TerminationGracePeriod == nil {
-		return nil
-	}
-	if _, ok := nodeClaim.Annotations[v1.NodeClaimTerminationTimestampAnnotationKey]; ok {
-		return nil
-	}
-	deadline := nodeClaim.DeletionTimestamp.Add(nodeClaim.Spec.TerminationGracePeriod.Duration)
-	stored := nodeClaim.DeepCopy()
-	if nodeClaim.Annotations == nil {
-		nodeClaim.Annotations = map[string]string{}
-	}
-	nodeClaim.Annotations[v1.NodeClaimTerminationTimestampAnnotationKey] = deadline.Format(time.RFC3339)
-	if err := c.kube.Patch(ctx, nodeClaim, client.MergeFrom(stored)); err != nil {
-		return fmt.Errorf("annotating nodeclaim with its termination timestamp, %w", err)
-	}
-	return nil
-}
-
 // nodesOfNodeClaim returns the Nodes of the claim's instance.
 func (c *Controller) nodesOfNodeClaim(ctx context.Context, nodeClaim *v1.NodeClaim) ([]*corev1.Node, error) {
-	if nodeClaim.Status.ProviderID == "" && nodeClaim.Status.NodeName == "" {
-		return nil, nil
-	}
-	list := &corev1.NodeList{}
-	if err := c.kube.List(ctx, list); err != nil {
-		return nil, fmt.Errorf("listing nodes, %w", err)
-	}
-	var nodes []*corev1.Node
-	for i := range list.Items {
-		if belongsTo(&list.Items[i], nodeClaim) {
-			nodes = append(nodes, &list.Items[i])
-		}
-	}
-	return nodes, nil
+	return fieldindex.NodesForNodeClaim(ctx, c.kube, nodeClaim)
 }
 
 // deleteNodes deletes the Nodes whose deletion hasn't begun.
@@ -187,34 +152,14 @@ func (c *Controller) deleteNodes(ctx context.Context, nodes []*corev1.Node) erro
 	return nil
 }
 
-// terminateInstance calls CloudProvider.Delete until it reports the instance gone and returns how long to
-// wait before calling again, zero once it is gone. A claim without a provider ID never launched.
+// terminateInstance terminates the claim's instance (see Instances.Terminate) and returns how long to wait
+// before asking again, zero once it is gone.
 func (c *Controller) terminateInstance(ctx context.Context, nodeClaim *v1.NodeClaim) (time.Duration, error) {
-	if nodeClaim.Status.ProviderID == "" {
-		return 0, nil
+	gone, err := c.instances.Terminate(ctx, nodeClaim, func(err error) { c.recorder.Publish(failedTerminationEvent(nodeClaim, err)) })
+	if err != nil || gone {
+		return 0, err
 	}
-	err := c.cloud.Delete(ctx, nodeClaim)
-	if cloudprovider.IsNodeClaimNotFoundError(err) {
-		return 0, nil
-	}
-	if err != nil {
-		c.recorder.Publish(failedTerminationEvent(nodeClaim, err))
-		return 0, fmt.Errorf("terminating instance, %w", err)
-	}
-	stored := nodeClaim.DeepCopy()
-	if meta.SetStatusCondition(&nodeClaim.Status.Conditions, metav1.Condition{
-		Type:               v1.ConditionTypeInstanceTerminating,
-		Status:             metav1.ConditionTrue,
-		Reason:             reasonInstanceTerminating,
-		ObservedGeneration: nodeClaim.Generation,
-		LastTransitionTime: metav1.NewTime(c.clock.Now()),
-	}) {
-		if err := c.kube.Status().Patch(ctx, nodeClaim, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
-			return 0, client.IgnoreNotFound(fmt.Errorf("setting nodeclaim condition %s, %w", v1.ConditionTypeInstanceTerminating, err))
-		}
-		log.FromContext(ctx).Info("terminating instance", "providerID", nodeClaim.Status.ProviderID)
-	}
-	return instancePollInterval, nil
+	return InstancePollInterval, nil
 }
 
 // removeFinalizer releases the NodeClaim and records its termination.
@@ -231,33 +176,25 @@ func (c *Controller) removeFinalizer(ctx context.Context, nodeClaim *v1.NodeClai
 	return nil
 }
 
-// nodeClaimsOfNode maps a Node to the NodeClaims it belongs to, so that a Node's deletion wakes its claim.
+// nodeClaimsOfNode maps a Node to the deleted NodeClaims it belongs to, so that a Node's deletion wakes its
+// claim.
 func (c *Controller) nodeClaimsOfNode(ctx context.Context, o client.Object) []reconcile.Request {
 	node, ok := o.(*corev1.Node)
 	if !ok {
 		return nil
 	}
-	list := &v1.NodeClaimList{}
-	if err := c.kube.List(ctx, list); err != nil {
-		log.FromContext(ctx).Error(err, "listing nodeclaims")
+	claims, err := fieldindex.NodeClaimsForNode(ctx, c.kube, node)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "listing nodeclaims of node", "Node", klog.KObj(node))
 		return nil
 	}
 	var requests []reconcile.Request
-	for i := range list.Items {
-		if !list.Items[i].DeletionTimestamp.IsZero() && belongsTo(node, &list.Items[i]) {
-			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	for _, nc := range claims {
+		if !nc.DeletionTimestamp.IsZero() {
+			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(nc)})
 		}
 	}
 	return requests
-}
-
-// belongsTo reports whether the Node is the NodeClaim's: same provider ID, or, when either has none yet,
-// the claim's node name.
-func belongsTo(node *corev1.Node, nodeClaim *v1.NodeClaim) bool {
-	if node.Spec.ProviderID != "" && nodeClaim.Status.ProviderID != "" {
-		return node.Spec.ProviderID == nodeClaim.Status.ProviderID
-	}
-	return nodeClaim.Status.NodeName != "" && node.Name == nodeClaim.Status.NodeName
 }
 
 // nodeGoing selects the Node events that can let a NodeClaim's termination go on: the Node's deletion
@@ -271,7 +208,8 @@ func nodeGoing() predicate.Funcs {
 	}
 }
 
-// hasTerminationFinalizer selects the NodeClaims this controller may have to finalize.
-func hasTerminationFinalizer(o client.Object) bool {
+// HasTerminationFinalizer selects the NodeClaims (and Nodes, for the Node termination controller) that may
+// have to be finalized.
+func HasTerminationFinalizer(o client.Object) bool {
 	return controllerutil.ContainsFinalizer(o, v1.TerminationFinalizer)
 }

@@ -8,7 +8,13 @@
 //     karpenter.sh/nodeclaim-termination-timestamp annotation, when the claim has a grace period.
 //  2. Delete the claim's Node(s), found by status.providerID (or status.nodeName), and wait until they are
 //     gone: the Node termination controller drains them and terminates the instance.
-//  3. Call CloudProvider.Delete until it reports the instance gone (a claim that never launched has no
-//     provider ID and nothing to terminate). Sets the InstanceTerminating condition meanwhile.
+//  3. Call CloudProvider.Delete until it reports the instance gone (NodeClaimNotFound), also for a claim
+//     without a provider ID: its launch may not have been recorded, and the provider finds an instance by
+//     its claim. Sets the InstanceTerminating condition meanwhile.
 //  4. Remove the finalizer.
+//
+// # Shared rules
+//
+// This package owns the termination deadline (Deadline) and the termination of a claim's instance
+// (Instances.Terminate); the Node termination controller calls both rather than keeping its own copies.
 package termination

@@ -21,6 +21,7 @@ import (
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider/fake"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/fieldindex/fieldindextest"
 	nodetermination "github.com/lathe-autoscaler/lathe/pkg/controllers/node/termination"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/termination"
 	eventsfake "github.com/lathe-autoscaler/lathe/pkg/events/fake"
@@ -68,6 +69,9 @@ type fixture struct {
 	cloud    *fake.CloudProvider
 	recorder *eventsfake.Recorder
 	registry *prometheus.Registry
+	// kube is the controllers' client: it answers Lists by the cache's field indexes, and records Lists of
+	// every NodeClaim or Node.
+	kube *fieldindextest.Client
 
 	controller     *termination.Controller
 	nodeController *nodetermination.Controller
@@ -80,12 +84,13 @@ func newFixture() *fixture {
 		cloud:    fake.New(instanceType()),
 		recorder: &eventsfake.Recorder{},
 		registry: prometheus.NewRegistry(),
+		kube:     fieldindextest.NewClient(env.Client),
 	}
 	f.controller = termination.NewController(termination.Deps{
-		Client: env.Client, CloudProvider: f.cloud, Clock: f.clock, Recorder: f.recorder, Registerer: f.registry,
+		Client: f.kube, CloudProvider: f.cloud, Clock: f.clock, Recorder: f.recorder, Registerer: f.registry,
 	})
 	f.nodeController = nodetermination.NewController(nodetermination.Deps{
-		Client: env.Client, CloudProvider: f.cloud, Clock: f.clock, Recorder: f.recorder, Registerer: f.registry,
+		Client: f.kube, CloudProvider: f.cloud, Clock: f.clock, Recorder: f.recorder, Registerer: f.registry,
 	})
 	return f
 }

@@ -60,12 +60,26 @@ var _ = Describe("NodeClaim termination", func() {
 		Expect(metricValue(f.registry, "karpenter_nodeclaims_instance_termination_duration_seconds", nil)).To(Equal(1.0))
 	})
 
-	It("releases a NodeClaim that never launched at once", func(ctx context.Context) {
+	It("asks the provider about a NodeClaim that never launched, and releases it once it finds no instance", func(ctx context.Context) {
 		nodeClaim := f.nodeClaim()
 		Expect(env.Client.Delete(ctx, nodeClaim)).To(Succeed())
 		Expect(f.reconcile(nodeClaim)).To(BeZero())
 		Expect(get(ctx, nodeClaim)).To(BeFalse())
-		Expect(f.cloud.Calls(fake.MethodDelete)).To(BeZero())
+		Expect(f.cloud.DeleteCalls()).To(ConsistOf(HaveField("Name", nodeClaim.Name)))
+	})
+
+	It("terminates an instance whose launch the NodeClaim's status never recorded", func(ctx context.Context) {
+		// A restart lost the launch cache between CloudProvider.Create and the status write.
+		nodeClaim := f.nodeClaim()
+		_, err := f.cloud.Create(ctx, nodeClaim)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(env.Client.Delete(ctx, nodeClaim)).To(Succeed())
+
+		Expect(f.reconcile(nodeClaim).RequeueAfter).To(BeNumerically(">", 0))
+		Expect(hasFinalizer(ctx, nodeClaim)).To(BeTrue())
+		Expect(f.cloud.List(ctx)).To(BeEmpty())
+		Expect(f.reconcile(nodeClaim)).To(BeZero())
+		Expect(get(ctx, nodeClaim)).To(BeFalse())
 	})
 
 	It("terminates the instance of a NodeClaim whose Node never registered", func(ctx context.Context) {
@@ -127,6 +141,7 @@ var _ = Describe("NodeClaim and Node termination together", func() {
 		pod := runningPod(ctx, node)
 		Expect(env.Client.Delete(ctx, nodeClaim)).To(Succeed())
 		Expect(converge(ctx, nodeClaim, node)).To(BeNumerically(">", 0))
+		Expect(f.kube.UnindexedLists()).To(BeEmpty(), "a Node or NodeClaim lookup listed every one instead of using an index")
 		Expect(get(ctx, node)).To(BeFalse())
 		Expect(get(ctx, nodeClaim)).To(BeFalse())
 		Expect(get(ctx, pod)).To(BeFalse())
@@ -143,6 +158,7 @@ var _ = Describe("NodeClaim and Node termination together", func() {
 		Expect(converge(ctx, nodeClaim, node)).To(BeNumerically(">", 0))
 		Expect(get(ctx, node)).To(BeFalse())
 		Expect(get(ctx, nodeClaim)).To(BeFalse())
+		Expect(f.kube.UnindexedLists()).To(BeEmpty(), "a Node or NodeClaim lookup listed every one instead of using an index")
 	})
 })
 

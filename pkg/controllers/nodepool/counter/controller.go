@@ -3,12 +3,12 @@ package counter
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -24,23 +24,42 @@ import (
 // resourceNodes is the pseudo-resource that counts nodes in NodePool limits and status.resources.
 const resourceNodes corev1.ResourceName = "nodes"
 
+const (
+	// syncRetryInterval is how soon a pass that found the cluster state unsynced runs again.
+	syncRetryInterval = time.Second
+	// recountInterval is how often a pool is recounted without an event: the state's informers and this
+	// controller see the same events in no set order, so a pass may read the state just before it moves.
+	recountInterval = 5 * time.Second
+)
+
 // Deps are what the counter needs.
 type Deps struct {
-	// Client reads NodePools, NodeClaims and Nodes (the manager's cached client) and patches NodePool status.
+	// Client reads NodePools (the manager's cached client) and patches NodePool status.
 	Client client.Client
+	// Cluster is the cluster state, which owns what a pool's machines add up to.
+	Cluster ClusterState
 	// Registerer receives the karpenter_nodepools_usage and karpenter_nodepools_limit gauges.
 	Registerer prometheus.Registerer
+}
+
+// ClusterState is what the counter reads of pkg/state.
+type ClusterState interface {
+	// Synced reports whether the state reflects every Node and NodeClaim the API server has.
+	Synced(ctx context.Context) bool
+	// NodePoolResources returns what the pool's status.resources report, with the node count under "nodes".
+	NodePoolResources(nodePool string) corev1.ResourceList
 }
 
 // Controller keeps NodePool status.resources and status.nodes current.
 type Controller struct {
 	client  client.Client
+	cluster ClusterState
 	metrics *poolMetrics
 }
 
 // NewController returns the NodePool counter.
 func NewController(deps Deps) *Controller {
-	return &Controller{client: deps.Client, metrics: newPoolMetrics(deps.Registerer)}
+	return &Controller{client: deps.Client, cluster: deps.Cluster, metrics: newPoolMetrics(deps.Registerer)}
 }
 
 // Name returns the controller's name.
@@ -72,14 +91,17 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		c.metrics.forget(nodePool.Name)
 		return reconcile.Result{}, nil
 	}
-	usage, count, err := c.count(ctx, nodePool.Name)
-	if err != nil {
-		return reconcile.Result{}, err
+	// On a partial view the count would drop and the status would flap.
+	if !c.cluster.Synced(ctx) {
+		return reconcile.Result{RequeueAfter: syncRetryInterval}, nil
 	}
+	usage := c.cluster.NodePoolResources(nodePool.Name)
+	nodes := usage[resourceNodes]
+	count := nodes.Value()
 	c.metrics.set(nodePool.Name, usage, corev1.ResourceList(nodePool.Spec.Limits))
 	if equality.Semantic.DeepEqual(nodePool.Status.Resources, usage) &&
 		nodePool.Status.Nodes != nil && *nodePool.Status.Nodes == count {
-		return reconcile.Result{}, nil
+		return reconcile.Result{RequeueAfter: recountInterval}, nil
 	}
 	stored := nodePool.DeepCopy()
 	nodePool.Status.Resources = usage
@@ -88,68 +110,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("patching nodepool status, %w", err))
 	}
 	log.FromContext(ctx).V(1).Info("updated nodepool usage", "nodes", count)
-	return reconcile.Result{}, nil
-}
-
-// count sums the capacity of the pool's machines that are launched and not being deleted. A machine is a
-// NodeClaim joined to its Node by provider ID, or a Node of the pool without a NodeClaim.
-func (c *Controller) count(ctx context.Context, pool string) (corev1.ResourceList, int64, error) {
-	claims := &v1.NodeClaimList{}
-	if err := c.client.List(ctx, claims, client.MatchingLabels{v1.NodePoolLabelKey: pool}); err != nil {
-		return nil, 0, fmt.Errorf("listing nodeclaims, %w", err)
-	}
-	nodes := &corev1.NodeList{}
-	if err := c.client.List(ctx, nodes, client.MatchingLabels{v1.NodePoolLabelKey: pool}); err != nil {
-		return nil, 0, fmt.Errorf("listing nodes, %w", err)
-	}
-	nodesByID := map[string]*corev1.Node{}
-	for i := range nodes.Items {
-		if id := nodes.Items[i].Spec.ProviderID; id != "" {
-			nodesByID[id] = &nodes.Items[i]
-		}
-	}
-	usage := corev1.ResourceList{}
-	var count int64
-	claimed := map[string]bool{}
-	for i := range claims.Items {
-		nc := &claims.Items[i]
-		if nc.Status.ProviderID == "" {
-			continue // not launched: it holds nothing yet
-		}
-		claimed[nc.Status.ProviderID] = true
-		node := nodesByID[nc.Status.ProviderID]
-		if !nc.DeletionTimestamp.IsZero() || (node != nil && !node.DeletionTimestamp.IsZero()) {
-			continue
-		}
-		capacity := nc.Status.Capacity
-		if len(capacity) == 0 && node != nil {
-			capacity = node.Status.Capacity
-		}
-		add(usage, capacity)
-		count++
-	}
-	for i := range nodes.Items {
-		node := &nodes.Items[i]
-		if claimed[node.Spec.ProviderID] || !node.DeletionTimestamp.IsZero() {
-			continue
-		}
-		add(usage, node.Status.Capacity)
-		count++
-	}
-	usage[resourceNodes] = *resource.NewQuantity(count, resource.DecimalSI)
-	return usage, count, nil
-}
-
-// add adds capacity into usage, leaving out any "nodes" entry.
-func add(usage, capacity corev1.ResourceList) {
-	for name, q := range capacity {
-		if name == resourceNodes {
-			continue
-		}
-		sum := usage[name]
-		sum.Add(q)
-		usage[name] = sum
-	}
+	return reconcile.Result{RequeueAfter: recountInterval}, nil
 }
 
 // ownerPool maps a NodeClaim or Node to the NodePool its label names.

@@ -7,10 +7,12 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodepool/counter"
+	"github.com/lathe-autoscaler/lathe/pkg/state"
 )
 
 var _ = Describe("Counter", func() {
@@ -19,14 +21,20 @@ var _ = Describe("Counter", func() {
 		reg  *prometheus.Registry
 	)
 
+	var cluster *state.Cluster
+
 	BeforeEach(func() {
 		reg = prometheus.NewRegistry()
-		ctrl = counter.NewController(counter.Deps{Client: env.Client, Registerer: reg})
+		cluster = state.NewCluster(state.Deps{Reader: env.Client, Clock: clock.RealClock{}, Registerer: prometheus.NewRegistry()})
+		ctrl = counter.NewController(counter.Deps{Client: env.Client, Cluster: cluster, Registerer: reg})
 	})
 	AfterEach(func(ctx context.Context) { cleanUp(ctx) })
 
+	// reconcilePool brings the cluster state up to date with the API server, as its informers would, and
+	// recounts the pool.
 	reconcilePool := func(ctx context.Context, name string) {
 		GinkgoHelper()
+		syncState(ctx, cluster)
 		_, err := ctrl.Reconcile(ctx, request(name))
 		Expect(err).NotTo(HaveOccurred())
 	}
@@ -83,6 +91,30 @@ var _ = Describe("Counter", func() {
 		Expect(np.Status.Nodes).To(HaveValue(Equal(int64(1))))
 		Expect(np.Status.Resources.Cpu().String()).To(Equal("4"))
 		Expect(np.Status.Resources.Memory().String()).To(Equal("16Gi"))
+	})
+
+	It("leaves out machines marked for deletion or being drained", func(ctx context.Context) {
+		createNodePool(ctx, "pool-a", nil)
+		createMachine(ctx, "a-1", "pool-a", resources("4", "16Gi"), true)
+		marked, _ := createMachine(ctx, "a-2", "pool-a", resources("2", "8Gi"), true)
+		_, drained := createMachine(ctx, "a-3", "pool-a", resources("1", "4Gi"), true)
+		drained.Spec.Taints = []corev1.Taint{v1.DisruptedNoScheduleTaint}
+		Expect(env.Client.Update(ctx, drained)).To(Succeed())
+		cluster.Deletions.Mark(marked.Status.ProviderID)
+
+		reconcilePool(ctx, "pool-a")
+		np := getNodePool(ctx, "pool-a")
+		Expect(np.Status.Nodes).To(HaveValue(Equal(int64(1))))
+		Expect(np.Status.Resources.Cpu().String()).To(Equal("4"))
+	})
+
+	It("waits for the cluster state to sync", func(ctx context.Context) {
+		createNodePool(ctx, "pool-a", nil)
+		createMachine(ctx, "a-1", "pool-a", resources("4", "16Gi"), true)
+		result, err := ctrl.Reconcile(ctx, request("pool-a"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(result.RequeueAfter).To(BeNumerically(">", 0))
+		Expect(getNodePool(ctx, "pool-a").Status.Nodes).To(BeNil())
 	})
 
 	It("counts a Node of the pool that has no NodeClaim", func(ctx context.Context) {

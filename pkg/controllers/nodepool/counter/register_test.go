@@ -7,10 +7,13 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodepool/counter"
+	"github.com/lathe-autoscaler/lathe/pkg/state"
+	"github.com/lathe-autoscaler/lathe/pkg/state/informer"
 )
 
 var _ = Describe("Counter in a manager", func() {
@@ -21,7 +24,11 @@ var _ = Describe("Counter in a manager", func() {
 			Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
 		})
 		Expect(err).NotTo(HaveOccurred())
-		ctrl := counter.NewController(counter.Deps{Client: mgr.GetClient(), Registerer: prometheus.NewRegistry()})
+		cluster := state.NewCluster(state.Deps{Reader: mgr.GetClient(), Clock: clock.RealClock{}, Registerer: prometheus.NewRegistry()})
+		for _, c := range informer.NewControllers(mgr.GetClient(), cluster) {
+			Expect(c.Register(ctx, mgr)).To(Succeed())
+		}
+		ctrl := counter.NewController(counter.Deps{Client: mgr.GetClient(), Cluster: cluster, Registerer: prometheus.NewRegistry()})
 		Expect(ctrl.Register(ctx, mgr)).To(Succeed())
 		mgrCtx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})

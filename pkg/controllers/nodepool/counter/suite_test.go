@@ -15,6 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/state"
+	"github.com/lathe-autoscaler/lathe/pkg/state/informer"
 	"github.com/lathe-autoscaler/lathe/pkg/test/environment"
 	"github.com/lathe-autoscaler/lathe/pkg/test/suite"
 )
@@ -126,4 +128,41 @@ func cleanUp(ctx context.Context) {
 	Expect(env.Client.DeleteAllOf(ctx, &v1.NodeClaim{})).To(Succeed())
 	Expect(env.Client.DeleteAllOf(ctx, &corev1.Node{})).To(Succeed())
 	Expect(env.Client.DeleteAllOf(ctx, &v1.NodePool{})).To(Succeed())
+}
+
+// syncState feeds the cluster state every Node and NodeClaim the API server has, and forgets those it has
+// that are gone, through the state's informer controllers.
+func syncState(ctx context.Context, cluster *state.Cluster) {
+	GinkgoHelper()
+	nodes := informer.NewNodeController(informer.NodeDeps{Reader: env.Client, Store: cluster.Nodes})
+	claims := informer.NewNodeClaimController(informer.NodeClaimDeps{Reader: env.Client, Store: cluster.Nodes})
+	nodeNames, claimNames := map[string]bool{}, map[string]bool{}
+	snap := cluster.Snapshot()
+	for _, n := range snap.Nodes {
+		nodeNames[n.Node.Name] = true
+		if n.NodeClaim != nil {
+			claimNames[n.NodeClaim.Name] = true
+		}
+	}
+	for _, c := range snap.InFlight {
+		claimNames[c.NodeClaim.Name] = true
+	}
+	nodeList := &corev1.NodeList{}
+	Expect(env.Client.List(ctx, nodeList)).To(Succeed())
+	for _, n := range nodeList.Items {
+		nodeNames[n.Name] = true
+	}
+	claimList := &v1.NodeClaimList{}
+	Expect(env.Client.List(ctx, claimList)).To(Succeed())
+	for _, c := range claimList.Items {
+		claimNames[c.Name] = true
+	}
+	for name := range nodeNames {
+		_, err := nodes.Reconcile(ctx, request(name))
+		Expect(err).NotTo(HaveOccurred())
+	}
+	for name := range claimNames {
+		_, err := claims.Reconcile(ctx, request(name))
+		Expect(err).NotTo(HaveOccurred())
+	}
 }
