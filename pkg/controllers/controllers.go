@@ -12,8 +12,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/interruption"
 	podmetrics "github.com/lathe-autoscaler/lathe/pkg/controllers/metrics/pod"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/node/health"
 	nodetermination "github.com/lathe-autoscaler/lathe/pkg/controllers/node/termination"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/drift"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/expiration"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/garbagecollection"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/lifecycle"
 	nodeclaimtermination "github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/termination"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodepool/counter"
@@ -35,6 +40,8 @@ type Deps struct {
 	Registry prometheus.Registerer
 	Options  *options.Options
 	Clock    clock.Clock
+	// NodeRepair turns on node repair (the NodeRepair feature gate, off by default).
+	NodeRepair bool
 }
 
 // controller is what every controller offers the composition root.
@@ -80,12 +87,32 @@ func Register(ctx context.Context, deps Deps) error {
 		hash.NewController(hash.Deps{Client: mgr.GetClient()}),
 		podmetrics.NewController(podmetrics.Deps{Client: mgr.GetClient(), Registerer: deps.Registry}),
 	)
+	all = append(all, forcefulDisruption(deps, cloud, recorder)...)
 	for _, c := range all {
 		if err := c.Register(ctx, mgr); err != nil {
 			return fmt.Errorf("registering %T, %w", c, err)
 		}
 	}
 	return nil
+}
+
+// forcefulDisruption builds the controllers that replace nodes whatever the budgets: drift marking (the
+// disruption loop acts on it), expiration, interruption (for providers that report it), garbage collection,
+// and node repair behind its feature gate.
+func forcefulDisruption(deps Deps, cloud cloudprovider.CloudProvider, recorder events.Recorder) []controller {
+	kube := deps.Manager.GetClient()
+	out := []controller{
+		drift.NewController(drift.Deps{Client: kube, CloudProvider: cloud, Clock: deps.Clock}),
+		expiration.NewController(expiration.Deps{Client: kube, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
+		garbagecollection.NewController(garbagecollection.Deps{Client: kube, CloudProvider: cloud, Clock: deps.Clock, Registerer: deps.Registry}),
+	}
+	if source, ok := cloud.(cloudprovider.InterruptionSource); ok {
+		out = append(out, interruption.NewController(interruption.Deps{Client: kube, Source: source, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}))
+	}
+	if deps.NodeRepair {
+		out = append(out, health.NewController(health.Deps{Client: kube, CloudProvider: cloud, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}))
+	}
+	return out
 }
 
 // newCloudProvider builds the provider CLOUD_PROVIDER names, with the controllers that come with it.

@@ -2,6 +2,7 @@ package provisioning_test
 
 import (
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -62,6 +63,10 @@ func TestNewNodeClaim(t *testing.T) {
 	}
 	if nc.Spec.Resources.Requests.Cpu().MilliValue() != 1500 || nc.Spec.NodeClassRef.Name != "default" || len(nc.Spec.Taints) != 1 {
 		t.Errorf("spec = %+v", nc.Spec)
+	}
+	// Expiration reads the claim's own expireAfter, so the template's must be copied.
+	if nc.Spec.ExpireAfter.String() != (720 * time.Hour).String() {
+		t.Errorf("expireAfter = %s, want the template's 720h", nc.Spec.ExpireAfter)
 	}
 	if pool.Spec.Template.Labels[v1.NodePoolLabelKey] != "" {
 		t.Error("the pool's template labels were modified")

@@ -32,6 +32,9 @@ const (
 	TerminatedAnnotationKey = "sim.lathe.sh/terminated"
 	// ImageIDAnnotationKey records the image the instance was "booted" from.
 	ImageIDAnnotationKey = "sim.lathe.sh/image-id"
+	// DriftAnnotationKey on a Node makes its instance drifted from its node class, with the value as the
+	// reason: kubectl annotate node <name> sim.lathe.sh/drift=AMIDrift.
+	DriftAnnotationKey = "sim.lathe.sh/drift"
 	// KwokNodeAnnotationKey is the annotation kwok manages Nodes by.
 	KwokNodeAnnotationKey = "kwok.x-k8s.io/node"
 )
@@ -94,8 +97,10 @@ type CloudProvider struct {
 	mu            sync.Mutex
 	capacity      *capacity
 	pending       map[string]*pendingLaunch // by NodeClaim name
-	interruptions []Interruption
-	byNodeClass   map[nodeClassKey]cloudprovider.InstanceTypes
+	interruptions []queuedInterruption
+	// lastInterruptionID numbers the interruption messages.
+	lastInterruptionID uint64
+	byNodeClass        map[nodeClassKey]cloudprovider.InstanceTypes
 }
 
 var _ cloudprovider.CloudProvider = (*CloudProvider)(nil)
@@ -379,9 +384,18 @@ type nodeClassKey struct {
 // maxCachedNodeClasses bounds the per-node-class catalogs kept; the cache starts over when it is full.
 const maxCachedNodeClasses = 64
 
-// IsDrifted is always "": nothing drifts in the simulation yet.
-func (c *CloudProvider) IsDrifted(context.Context, *v1.NodeClaim) (cloudprovider.DriftReason, error) {
-	return "", nil
+// IsDrifted returns the value of the instance's DriftAnnotationKey annotation ("" without it): in the
+// simulation an instance drifts from its node class only when a user says so. An instance that is gone is
+// a NodeClaimNotFoundError.
+func (c *CloudProvider) IsDrifted(ctx context.Context, nodeClaim *v1.NodeClaim) (cloudprovider.DriftReason, error) {
+	node, err := c.nodeByProviderID(ctx, nodeClaim.Status.ProviderID)
+	if err != nil {
+		return "", err
+	}
+	if node == nil {
+		return "", cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %q", nodeClaim.Status.ProviderID))
+	}
+	return cloudprovider.DriftReason(node.Annotations[DriftAnnotationKey]), nil
 }
 
 // RepairPolicies are the AWS provider's: Ready False or Unknown for 30 minutes, accelerated hardware not

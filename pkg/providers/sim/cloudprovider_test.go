@@ -22,9 +22,9 @@ var _ = Describe("CloudProvider", func() {
 	})
 	AfterEach(func(ctx SpecContext) { cleanUp(ctx) })
 
-	It("is a cloud provider named sim that never drifts and repairs like AWS", func(ctx SpecContext) {
+	// Drift: see interruption_source_test.go.
+	It("is a cloud provider named sim that repairs like AWS", func(ctx SpecContext) {
 		Expect(provider.Name()).To(Equal("sim"))
-		Expect(provider.IsDrifted(ctx, nodeClaim("any"))).To(BeEmpty())
 		Expect(provider.RepairPolicies()).To(ContainElements(
 			cloudprovider.RepairPolicy{ConditionType: corev1.NodeReady, ConditionStatus: corev1.ConditionFalse, TolerationDuration: 30 * time.Minute},
 			cloudprovider.RepairPolicy{ConditionType: corev1.NodeReady, ConditionStatus: corev1.ConditionUnknown, TolerationDuration: 30 * time.Minute},

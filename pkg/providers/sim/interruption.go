@@ -3,27 +3,33 @@ package sim
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"time"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 )
 
-// InterruptionKind is what happened to an instance, named like the AWS interruption queue's message kinds.
-type InterruptionKind string
+// InterruptionKind is what happened to an instance: the provider boundary's kinds, which are named like
+// the AWS interruption queue's message kinds.
+type InterruptionKind = cloudprovider.InterruptionKind
 
 // Interruption kinds.
 const (
 	// InterruptionSpot is an EC2 Spot Instance Interruption Warning.
-	InterruptionSpot InterruptionKind = "spot_interrupted"
+	InterruptionSpot = cloudprovider.InterruptionSpot
 	// InterruptionRebalance is an EC2 Instance Rebalance Recommendation.
-	InterruptionRebalance InterruptionKind = "rebalance_recommendation"
+	InterruptionRebalance = cloudprovider.InterruptionRebalance
 	// InterruptionScheduledChange is an AWS Health scheduled change (e.g. maintenance) for the instance.
-	InterruptionScheduledChange InterruptionKind = "scheduled_change"
+	InterruptionScheduledChange = cloudprovider.InterruptionScheduledChange
 	// InterruptionStopping is an EC2 Instance State-change Notification to stopping or stopped.
-	InterruptionStopping InterruptionKind = "instance_stopped"
+	InterruptionStopping = cloudprovider.InterruptionStopped
 	// InterruptionTerminating is an EC2 Instance State-change Notification to shutting-down or terminated.
-	InterruptionTerminating InterruptionKind = "instance_terminated"
+	InterruptionTerminating = cloudprovider.InterruptionTerminated
 )
+
+var _ cloudprovider.InterruptionSource = (*CloudProvider)(nil)
 
 // Interruption is one pending interruption message.
 type Interruption struct {
@@ -59,7 +65,8 @@ func (c *CloudProvider) Interrupt(ctx context.Context, providerID string, kind I
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.interruptions = append(c.interruptions, interruption)
+	c.lastInterruptionID++
+	c.interruptions = append(c.interruptions, queuedInterruption{id: strconv.FormatUint(c.lastInterruptionID, 10), Interruption: interruption})
 	if kind == InterruptionSpot {
 		k := offeringKey{instanceType: interruption.InstanceType, zone: interruption.Zone, capacityType: v1.CapacityTypeSpot}
 		c.capacity.markUnavailable(k, now.Add(UnavailableOfferingsTTL))
@@ -67,12 +74,41 @@ func (c *CloudProvider) Interrupt(ctx context.Context, providerID string, kind I
 	return nil
 }
 
+// queuedInterruption is an interruption waiting to be deleted from the simulated queue.
+type queuedInterruption struct {
+	id string
+	Interruption
+}
+
 // Interruptions returns the pending interruptions, oldest first, and forgets them: like receiving and
-// deleting queue messages, each is handed out once. They live in memory only.
+// deleting queue messages at once, each is handed out once. They live in memory only.
 func (c *CloudProvider) Interruptions() []Interruption {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := c.interruptions
+	out := make([]Interruption, 0, len(c.interruptions))
+	for _, q := range c.interruptions {
+		out = append(out, q.Interruption)
+	}
 	c.interruptions = nil
 	return out
+}
+
+// ReceiveInterruptions returns the pending interruptions as messages, oldest first; each stays pending until
+// DeleteInterruption acknowledges it (cloudprovider.InterruptionSource).
+func (c *CloudProvider) ReceiveInterruptions(context.Context) ([]cloudprovider.InterruptionMessage, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]cloudprovider.InterruptionMessage, 0, len(c.interruptions))
+	for _, q := range c.interruptions {
+		out = append(out, cloudprovider.InterruptionMessage{ID: q.id, Kind: q.Kind, ProviderID: q.ProviderID, Time: q.Time})
+	}
+	return out, nil
+}
+
+// DeleteInterruption forgets the pending interruption with the ID.
+func (c *CloudProvider) DeleteInterruption(_ context.Context, id string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.interruptions = slices.DeleteFunc(c.interruptions, func(q queuedInterruption) bool { return q.id == id })
+	return nil
 }

@@ -1,0 +1,47 @@
+package cloudprovider
+
+import (
+	"context"
+	"time"
+)
+
+// InterruptionKind is what happened, or is about to happen, to an instance. The values are the message
+// kinds of Karpenter's AWS interruption queue.
+type InterruptionKind string
+
+// Interruption kinds.
+const (
+	// InterruptionSpot warns that a spot instance is about to be reclaimed (two minutes on EC2).
+	InterruptionSpot InterruptionKind = "spot_interrupted"
+	// InterruptionRebalance says a spot instance is at elevated risk of interruption; informational.
+	InterruptionRebalance InterruptionKind = "rebalance_recommendation"
+	// InterruptionScheduledChange announces maintenance that will disturb the instance.
+	InterruptionScheduledChange InterruptionKind = "scheduled_change"
+	// InterruptionStopped says the instance is stopping or stopped.
+	InterruptionStopped InterruptionKind = "instance_stopped"
+	// InterruptionTerminated says the instance is shutting down or terminated.
+	InterruptionTerminated InterruptionKind = "instance_terminated"
+)
+
+// InterruptionMessage is one message a provider received about one of its instances.
+type InterruptionMessage struct {
+	// ID identifies the message for DeleteInterruption.
+	ID string
+	// Kind says what happened.
+	Kind InterruptionKind
+	// ProviderID is the instance's provider ID.
+	ProviderID string
+	// Time is when the provider raised or received the message; the time it waited is measured from it.
+	Time time.Time
+}
+
+// InterruptionSource is implemented by providers that learn of interruptions (spot reclaims, maintenance,
+// state changes) from their cloud. It is optional: the interruption controller runs only for providers
+// that implement it.
+type InterruptionSource interface {
+	// ReceiveInterruptions returns the messages not yet deleted, oldest first. A message is returned again
+	// by later calls until DeleteInterruption is called for it, so one that failed to be handled is retried.
+	ReceiveInterruptions(ctx context.Context) ([]InterruptionMessage, error)
+	// DeleteInterruption acknowledges a handled message. Deleting an unknown ID is not an error.
+	DeleteInterruption(ctx context.Context, id string) error
+}
