@@ -40,12 +40,7 @@ func newMetrics(reg prometheus.Registerer) *lifecycleMetrics {
 			Name:      "created_total",
 			Help:      "Number of nodes created in total by Karpenter. Labeled by owning nodepool.",
 		}, []string{metrics.NodePoolLabel})),
-		disrupted: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: metrics.Namespace,
-			Subsystem: "nodeclaims",
-			Name:      "disrupted_total",
-			Help:      "Number of nodeclaims disrupted in total by Karpenter. Labeled by reason the nodeclaim was disrupted and the owning nodepool.",
-		}, []string{metrics.ReasonLabel, metrics.NodePoolLabel, metrics.CapacityTypeLabel})),
+		disrupted: metrics.NodeClaimsDisrupted(reg),
 	}
 }
 
