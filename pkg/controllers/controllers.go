@@ -40,8 +40,6 @@ type Deps struct {
 	Registry prometheus.Registerer
 	Options  *options.Options
 	Clock    clock.Clock
-	// NodeRepair turns on node repair (the NodeRepair feature gate, off by default).
-	NodeRepair bool
 }
 
 // controller is what every controller offers the composition root.
@@ -109,7 +107,7 @@ func forcefulDisruption(deps Deps, cloud cloudprovider.CloudProvider, recorder e
 	if source, ok := cloud.(cloudprovider.InterruptionSource); ok {
 		out = append(out, interruption.NewController(interruption.Deps{Client: kube, Source: source, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}))
 	}
-	if deps.NodeRepair {
+	if deps.Options.FeatureGates.NodeRepair {
 		out = append(out, health.NewController(health.Deps{Client: kube, CloudProvider: cloud, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}))
 	}
 	return out

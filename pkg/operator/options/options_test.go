@@ -346,7 +346,7 @@ func TestUnsupportedSettingsAreRefused(t *testing.T) {
 		want []string // every one must appear in the error
 	}{
 		{map[string]string{"FEATURE_GATES": "SpotToSpotConsolidation=true"}, []string{"FEATURE_GATES", "SpotToSpotConsolidation=true", "not supported yet"}},
-		{map[string]string{"FEATURE_GATES": "NodeRepair=true,StaticCapacity=true"}, []string{"NodeRepair=true", "StaticCapacity=true"}},
+		{map[string]string{"FEATURE_GATES": "NodeRepair=true,StaticCapacity=true"}, []string{"StaticCapacity=true"}},
 		{map[string]string{"FEATURE_GATES": "NodeOverlay=true"}, []string{"NodeOverlay=true"}},
 		{map[string]string{"FEATURE_GATES": "CapacityBuffer=true"}, []string{"CapacityBuffer=true"}},
 		{map[string]string{"RESERVED_ENIS": "1"}, []string{"RESERVED_ENIS=1 is not supported yet"}},
@@ -374,5 +374,16 @@ func TestUnsupportedSettingsAreRefused(t *testing.T) {
 	})
 	if _, err := options.Parse(nil, env(chart)); err != nil {
 		t.Errorf("Parse() of the chart's defaults: %v", err)
+	}
+}
+
+// NodeRepair is built: turning it on is accepted and reaches Options.
+func TestNodeRepairGateIsAccepted(t *testing.T) {
+	opts, err := options.Parse(nil, env(with(map[string]string{"FEATURE_GATES": "NodeRepair=true"})))
+	if err != nil {
+		t.Fatalf("FEATURE_GATES=NodeRepair=true: %v", err)
+	}
+	if !opts.FeatureGates.NodeRepair {
+		t.Fatal("FeatureGates.NodeRepair is false")
 	}
 }

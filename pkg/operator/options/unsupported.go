@@ -10,7 +10,6 @@ import (
 // with what is missing. Karpenter's default for each is off, so an unchanged Helm chart still starts.
 // When a feature lands, its gate leaves this list and its controllers read Options.FeatureGates.
 var notBuiltGates = map[string]string{
-	"NodeRepair":              "node repair is not built",
 	"SpotToSpotConsolidation": "consolidation is not built",
 	"NodeOverlay":             "NodeOverlay is not built",
 	"StaticCapacity":          "static NodePools (spec.replicas) are not provisioned",
