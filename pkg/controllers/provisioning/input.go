@@ -42,25 +42,25 @@ func (p *Provisioner) readInput(ctx context.Context) (solver.Input, error) {
 	if err := p.deps.Client.List(ctx, &pods); err != nil {
 		return in, fmt.Errorf("listing pods, %w", err)
 	}
-	pools, instanceTypes, err := p.readPools(ctx)
+	pools, instanceTypes, err := ReadPools(ctx, p.deps.Client, p.deps.CloudProvider)
 	if err != nil {
 		return in, err
 	}
 	in.NodePools, in.InstanceTypes = pools, instanceTypes
 	in.Pods = pendingPods(pods.Items)
-	in.Nodes, in.InFlight = existingCapacity(snapshot)
+	in.Nodes, in.InFlight = ExistingCapacity(snapshot)
 	in.DaemonSets = snapshot.DaemonSets
-	if in.Volumes, err = listVolumes(ctx, p.deps.Client); err != nil {
+	if in.Volumes, err = ListVolumes(ctx, p.deps.Client); err != nil {
 		return in, err
 	}
 	return in, nil
 }
 
-// readPools returns the pools new capacity may come from, with the instance types each may launch. Pools
-// being deleted or known not to be ready are left out.
-func (p *Provisioner) readPools(ctx context.Context) ([]*v1.NodePool, map[string]cloudprovider.InstanceTypes, error) {
+// ReadPools returns the pools new capacity may come from, with the instance types each may launch. Pools
+// being deleted, static pools and pools known not to be ready are left out.
+func ReadPools(ctx context.Context, c client.Reader, cloud cloudprovider.CloudProvider) ([]*v1.NodePool, map[string]cloudprovider.InstanceTypes, error) {
 	var list v1.NodePoolList
-	if err := p.deps.Client.List(ctx, &list); err != nil {
+	if err := c.List(ctx, &list); err != nil {
 		return nil, nil, fmt.Errorf("listing nodepools, %w", err)
 	}
 	var pools []*v1.NodePool
@@ -70,7 +70,7 @@ func (p *Provisioner) readPools(ctx context.Context) ([]*v1.NodePool, map[string
 		if pool.DeletionTimestamp != nil || pool.Spec.Replicas != nil || meta.IsStatusConditionFalse(pool.Status.Conditions, v1.ConditionTypeReady) {
 			continue
 		}
-		its, err := p.deps.CloudProvider.GetInstanceTypes(ctx, pool)
+		its, err := cloud.GetInstanceTypes(ctx, pool)
 		if err != nil {
 			return nil, nil, fmt.Errorf("getting instance types of nodepool %s, %w", pool.Name, err)
 		}
@@ -95,9 +95,9 @@ func pendingPods(all []corev1.Pod) []*corev1.Pod {
 	return out
 }
 
-// existingCapacity turns the snapshot into the solver's nodes (with their bound pods) and NodeClaims still
+// ExistingCapacity turns the snapshot into the solver's nodes (with their bound pods) and NodeClaims still
 // launching. Machines marked for deletion are left out: their pods will need room elsewhere.
-func existingCapacity(snapshot *state.Snapshot) ([]solver.ExistingNode, []solver.InFlightNodeClaim) {
+func ExistingCapacity(snapshot *state.Snapshot) ([]solver.ExistingNode, []solver.InFlightNodeClaim) {
 	var existing []solver.ExistingNode
 	for _, n := range snapshot.Nodes {
 		if n.MarkedForDeletion {
@@ -130,7 +130,8 @@ func withoutStartupTaints(node *corev1.Node, claim *v1.NodeClaim) *corev1.Node {
 	return out
 }
 
-func listVolumes(ctx context.Context, c client.Reader) (solver.Volumes, error) {
+// ListVolumes reads the persistent volume claims, volumes and storage classes that constrain pod zones.
+func ListVolumes(ctx context.Context, c client.Reader) (solver.Volumes, error) {
 	var v solver.Volumes
 	var pvcs corev1.PersistentVolumeClaimList
 	if err := c.List(ctx, &pvcs); err != nil {
