@@ -75,9 +75,9 @@ type InvalidAnnotation struct {
 	Err error
 }
 
-// Class says what may block a candidate. Graceful disruption (emptiness, consolidation, drift of a claim
-// without terminationGracePeriod) respects do-not-disrupt and PDBs; eventual disruption (drift of a claim
-// with terminationGracePeriod) does not, as the drain ends at that deadline anyway.
+// Class says what may block a candidate. Graceful disruption (emptiness, consolidation) respects
+// do-not-disrupt and PDBs; eventual disruption (drift) does too, except for claims with a
+// terminationGracePeriod, whose drain ends at that deadline anyway.
 type Class int
 
 const (
@@ -121,6 +121,7 @@ func candidate(v *View, n *state.StateNode, pdbs pdbLimits, class Class) (*Candi
 	if pool == nil {
 		return nil, fmt.Sprintf("NodePool not found (NodePool=%s)", n.NodePool), nil
 	}
+	graceful := class == Graceful || n.NodeClaim.Spec.TerminationGracePeriod == nil
 	var invalid []InvalidAnnotation
 	var reschedulable []*corev1.Pod
 	cost := 0.0
@@ -129,7 +130,7 @@ func candidate(v *View, n *state.StateNode, pdbs pdbLimits, class Class) (*Candi
 		if err != nil {
 			invalid = append(invalid, InvalidAnnotation{Pod: p, Err: err})
 		}
-		if on && active(p) && class == Graceful {
+		if on && active(p) && graceful {
 			return nil, fmt.Sprintf("pod %s/%s has %q annotation", p.Namespace, p.Name, v1.DoNotDisruptAnnotationKey), invalid
 		}
 		if Reschedulable(p) {
@@ -137,7 +138,7 @@ func candidate(v *View, n *state.StateNode, pdbs pdbLimits, class Class) (*Candi
 		}
 		cost += EvictionCost(p)
 	}
-	if class == Graceful {
+	if graceful {
 		if why := pdbs.blocking(n.Pods, v.Now); why != "" {
 			return nil, why, invalid
 		}

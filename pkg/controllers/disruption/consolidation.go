@@ -30,7 +30,7 @@ type consolidation struct {
 }
 
 func (consolidation) Reason() v1.DisruptionReason { return v1.DisruptionReasonUnderutilized }
-func (consolidation) Class(*Candidate) Class      { return Graceful }
+func (consolidation) Class() Class                { return Graceful }
 func (consolidation) Validates() bool             { return true }
 
 // ShouldDisrupt takes non-empty candidates of pools that consolidate underutilized nodes, whose price is

@@ -13,7 +13,7 @@ type Emptiness struct{}
 
 func (Emptiness) Reason() v1.DisruptionReason { return v1.DisruptionReasonEmpty }
 func (Emptiness) ConsolidationType() string   { return "empty" }
-func (Emptiness) Class(*Candidate) Class      { return Graceful }
+func (Emptiness) Class() Class                { return Graceful }
 func (Emptiness) Validates() bool             { return true }
 
 // ShouldDisrupt takes empty candidates whose pool consolidates (both policies include empty nodes) and

@@ -50,7 +50,7 @@ type Method interface {
 	// ConsolidationType is "empty", "single", "multi", or "" for drift (metric label, as upstream).
 	ConsolidationType() string
 	// Class says whether do-not-disrupt and PDBs block the method's candidates.
-	Class(c *Candidate) Class
+	Class() Class
 	// ShouldDisrupt says whether the method acts on the candidate; a non-empty message explains a no
 	// worth an Unconsolidatable event.
 	ShouldDisrupt(c *Candidate) (bool, string)
