@@ -157,3 +157,9 @@ func names(cands []*disruption.Candidate) []string {
 	}
 	return out
 }
+
+type disruptionNode = state.StateNode
+
+func condition(typ string) metav1.Condition {
+	return metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: typ}
+}
