@@ -138,6 +138,7 @@ func (c *Controller) Reconcile(ctx context.Context) error {
 		return nil
 	}
 	c.lastPass = now
+	c.forgetGone()
 	return c.decide(ctx)
 }
 
@@ -249,6 +250,19 @@ func (c *Controller) publish(v *View, out Outcome) {
 			}
 		}
 	}
+}
+
+// forgetGone drops the deletion marks of deleted candidates whose machine is gone.
+func (c *Controller) forgetGone() {
+	snap := c.deps.Cluster.Snapshot()
+	present := map[string]bool{}
+	for _, n := range snap.Nodes {
+		present[n.ProviderID] = true
+	}
+	for _, f := range snap.InFlight {
+		present[f.NodeClaim.Status.ProviderID] = true
+	}
+	c.queue.ForgetGone(func(id string) bool { return present[id] })
 }
 
 // untaintOrphans removes the disrupted taint from nodes a previous run tainted for a command it did not

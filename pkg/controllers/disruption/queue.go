@@ -50,6 +50,7 @@ type Queue struct {
 
 	mu      sync.Mutex
 	running []*running
+	deleted map[string]bool // provider IDs of candidates deleted and still marked
 }
 
 // running is a replace command waiting for its replacements.
@@ -155,6 +156,19 @@ func (q *Queue) advance(ctx context.Context, r *running) (bool, error) {
 	return false, nil
 }
 
+// ForgetGone unmarks the deleted candidates whose machine the state no longer has (present says whether it
+// does), so marks do not outlive their nodes.
+func (q *Queue) ForgetGone(present func(providerID string) bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for id := range q.deleted {
+		if !present(id) {
+			q.marker.Unmark(id)
+			delete(q.deleted, id)
+		}
+	}
+}
+
 // markAll taints, marks and labels every candidate with the disruption reason.
 func (q *Queue) markAll(ctx context.Context, cmd Command) error {
 	for _, c := range cmd.Candidates {
@@ -188,6 +202,12 @@ func (q *Queue) deleteCandidates(ctx context.Context, cmd Command) error {
 			errs = append(errs, fmt.Errorf("deleting nodeclaim %s, %w", c.NodeClaim.Name, err))
 			continue
 		}
+		q.mu.Lock()
+		if q.deleted == nil {
+			q.deleted = map[string]bool{}
+		}
+		q.deleted[c.ProviderID] = true
+		q.mu.Unlock()
 		q.recorder.Publish(terminatingEvents(c, cmd.Reason)...)
 		q.metrics.disrupted.WithLabelValues(reasonLabel(cmd.Reason), c.NodePool.Name, c.CapacityType).Inc()
 		log.FromContext(ctx).Info("disrupting node", "Node", klog.KObj(c.Node), "NodeClaim", klog.KObj(c.NodeClaim),
