@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,25 +35,42 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	var err error
-	if env, err = environment.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	view, err := informed.Start(env.Config, env.Scheme)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		_ = env.Stop()
-		os.Exit(1)
-	}
-	cachedClient, cluster = view.Client, view.State
 	code := m.Run()
-	view.Stop()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
+	if stopEnv != nil {
+		stopEnv()
 	}
 	os.Exit(code)
+}
+
+var (
+	envOnce sync.Once
+	stopEnv func()
+)
+
+// startEnv starts the API server and the cluster-state manager the first time an integration test needs
+// them (the pure decision tests and the benchmark don't).
+func startEnv(t *testing.T) {
+	envOnce.Do(func() {
+		var err error
+		if env, err = environment.Start(); err != nil {
+			t.Fatal(err)
+		}
+		view, err := informed.Start(env.Config, env.Scheme)
+		if err != nil {
+			_ = env.Stop()
+			t.Fatal(err)
+		}
+		cachedClient, cluster = view.Client, view.State
+		stopEnv = func() {
+			view.Stop()
+			if err := env.Stop(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+			}
+		}
+	})
+	if cachedClient == nil {
+		t.Fatal("the test API server did not start")
+	}
 }
 
 type harness struct {
@@ -63,6 +81,7 @@ type harness struct {
 }
 
 func newHarness(t *testing.T) *harness {
+	startEnv(t)
 	t.Cleanup(func() { cleanup(t) })
 	h := &harness{t: t, clock: clocktesting.NewFakeClock(time.Now()), recorder: &eventsfake.Recorder{}}
 	h.controller = disruption.NewController(disruption.Deps{

@@ -105,12 +105,14 @@ func node(name string, cpu int64, capacityType string, pods ...*corev1.Pod) *sta
 			{Type: v1.ConditionTypeConsolidatable, Status: metav1.ConditionTrue},
 		}},
 	}
+	requested := corev1.ResourceList{}
 	for _, p := range pods {
 		p.Spec.NodeName = name
+		scheduling.AddResources(requested, scheduling.PodRequests(p))
 	}
 	return &state.StateNode{
 		ProviderID: n.Spec.ProviderID, Node: n, NodeClaim: claim, NodePool: "default",
-		Labels: labels, Allocatable: alloc, Capacity: alloc, Pods: pods,
+		Labels: labels, Allocatable: alloc, Capacity: alloc, Pods: pods, Requested: requested,
 	}
 }
 

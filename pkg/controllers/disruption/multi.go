@@ -20,8 +20,9 @@ func NewMultiNodeConsolidation(spotToSpot bool, opts solver.Options) *MultiNodeC
 
 func (*MultiNodeConsolidation) ConsolidationType() string { return "multi" }
 
-// Compute takes the candidates (in the order given) that budgets allow, then binary-searches the longest
-// prefix, of at least two, that one simulation says can be removed: a prefix that works makes the search
+// Compute takes the candidates (in the order given) that budgets allow, cuts them to the longest prefix
+// whose pods could fit in the remaining free capacity at all (feasiblePrefix), then binary-searches the
+// longest prefix, of at least two, that one simulation says can be removed: a prefix that works makes the search
 // look longer, one that doesn't shorter; each probe is one Solve. No rejections are reported: a node
 // left out here is tried again, with its own reasons, by single-node consolidation.
 func (m *MultiNodeConsolidation) Compute(ctx context.Context, v *View, budgets map[string]Budget, candidates []*Candidate) (Command, []Rejection, error) {
@@ -32,6 +33,7 @@ func (m *MultiNodeConsolidation) Compute(ctx context.Context, v *View, budgets m
 			allowed = append(allowed, c)
 		}
 	}
+	allowed = allowed[:feasiblePrefix(v, allowed)]
 	if len(allowed) < 2 {
 		return Command{}, nil, nil
 	}
