@@ -31,6 +31,10 @@ const (
 	ValidationDelay = 15 * time.Second
 	// tick is how often the loop wakes to move commands on.
 	tick = time.Second
+	// RecheckPeriod is how long a pass that decided nothing is trusted while the cluster state's change
+	// stamp stays put: until then passes are skipped (upstream does the same for consolidation); after it
+	// the methods run again anyway, for what only time changes (budget windows).
+	RecheckPeriod = 5 * time.Minute
 )
 
 // ClusterState is what the loop reads and marks of pkg/state.
@@ -66,6 +70,13 @@ type Controller struct {
 	cleaned  bool
 	lastPass time.Time
 	pending  *pendingCommand
+	// idle is set after a pass that decided nothing: the stamp it saw and when.
+	idle *idlePass
+}
+
+type idlePass struct {
+	stamp uint64
+	at    time.Time
 }
 
 // pendingCommand is a decision waiting for its validation.
@@ -139,29 +150,39 @@ func (c *Controller) Reconcile(ctx context.Context) error {
 	}
 	c.lastPass = now
 	c.forgetGone()
-	return c.decide(ctx)
+	stamp := c.deps.Cluster.ChangeStamp()
+	if c.idle != nil && c.idle.stamp == stamp && now.Sub(c.idle.at) < RecheckPeriod {
+		return nil
+	}
+	decided, err := c.decide(ctx)
+	c.idle = nil
+	if err == nil && !decided {
+		c.idle = &idlePass{stamp: stamp, at: now}
+	}
+	return err
 }
 
-// decide runs the methods and starts (or holds for validation) the first command.
-func (c *Controller) decide(ctx context.Context) error {
+// decide runs the methods and starts (or holds for validation) the first command; it reports whether
+// there was one.
+func (c *Controller) decide(ctx context.Context) (bool, error) {
 	v, err := c.view(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	out, err := Decide(ctx, v, c.methods)
 	c.publish(v, out)
 	if err != nil {
-		return fmt.Errorf("deciding disruption, %w", err)
+		return false, fmt.Errorf("deciding disruption, %w", err)
 	}
 	t := out.Decided()
 	if t == nil {
-		return nil
+		return false, nil
 	}
 	if t.Method.Validates() {
 		c.pending = &pendingCommand{method: t.Method, cmd: t.Command, decidedAt: v.Now}
-		return nil
+		return true, nil
 	}
-	return c.start(ctx, v, t.Command)
+	return true, c.start(ctx, v, t.Command)
 }
 
 // validateAndStart checks a held command against a fresh view and starts it if it still holds.
