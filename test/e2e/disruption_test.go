@@ -101,7 +101,7 @@ func TestScaleToZeroRemovesEmptyNodes(t *testing.T) {
 }
 
 // TestScaleDownConsolidatesWithoutDowntime scales inflate from 10 to 2 replicas: Lathe removes and
-// replaces nodes until one node holds both replicas, and a watcher checks that the running replicas never
+// replaces nodes until the pool is sized for two replicas, and a watcher checks that the running replicas never
 // drop below the PodDisruptionBudget's minAvailable.
 func TestScaleDownConsolidatesWithoutDowntime(t *testing.T) {
 	ns := namespace(t, "scale-down")
@@ -150,14 +150,15 @@ func TestScaleDownConsolidatesWithoutDowntime(t *testing.T) {
 			return false, nil
 		})
 	}()
-	// Two 1-cpu replicas fit on one node: empty nodes go first, then the rest are consolidated (pods move)
-	// until one node is left.
-	eventually(t, 4*time.Minute, "the pool to shrink to one node", func(ctx context.Context) (bool, error) {
+	// Empty nodes go first, then underutilized ones are removed or replaced while that is cheaper. Whether
+	// one or two nodes remain depends on prices (two 2-vCPU nodes cost what one 4-vCPU node does), so the
+	// test asks for a pool sized for two replicas.
+	eventually(t, 4*time.Minute, "the pool to shrink to what 2 replicas need", func(ctx context.Context) (bool, error) {
 		nodes, err := poolNodes(ctx, "shrink-under")
 		if err != nil {
 			return false, err
 		}
-		return len(nodes) == 1 && cpuOf(nodes) < cpuOf(before), nil
+		return cpuOf(nodes) <= 8000 && cpuOf(nodes) < cpuOf(before), nil
 	})
 	runningPods(t, ns, "inflate", 2, time.Minute)
 	stop()
