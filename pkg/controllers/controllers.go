@@ -12,14 +12,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/disruption"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/interruption"
 	podmetrics "github.com/lathe-autoscaler/lathe/pkg/controllers/metrics/pod"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/node/health"
 	nodetermination "github.com/lathe-autoscaler/lathe/pkg/controllers/node/termination"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/consolidatable"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/drift"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/expiration"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/garbagecollection"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/lifecycle"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/podevents"
 	nodeclaimtermination "github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/termination"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodepool/counter"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodepool/hash"
@@ -86,6 +89,20 @@ func Register(ctx context.Context, deps Deps) error {
 		podmetrics.NewController(podmetrics.Deps{Client: mgr.GetClient(), Registerer: deps.Registry}),
 	)
 	all = append(all, forcefulDisruption(deps, cloud, recorder)...)
+	// Voluntary disruption: pod events and the Consolidatable condition feed the disruption loop.
+	all = append(all,
+		podevents.NewController(podevents.Deps{Client: mgr.GetClient(), Clock: deps.Clock}),
+		consolidatable.NewController(consolidatable.Deps{Client: mgr.GetClient(), Clock: deps.Clock}),
+		disruption.NewController(disruption.Deps{
+			Client: mgr.GetClient(), Cluster: cluster, Marker: cluster.Deletions, CloudProvider: cloud,
+			Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry,
+			SpotToSpotConsolidation: deps.Options.FeatureGates.SpotToSpotConsolidation,
+			SolverOptions: solver.Options{
+				PreferencePolicy: solver.PreferencePolicy(deps.Options.PreferencePolicy),
+				MinValuesPolicy:  scheduling.MinValuesPolicy(deps.Options.MinValuesPolicy),
+			},
+		}),
+	)
 	for _, c := range all {
 		if err := c.Register(ctx, mgr); err != nil {
 			return fmt.Errorf("registering %T, %w", c, err)

@@ -16,6 +16,7 @@ import (
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/events"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
 	"github.com/lathe-autoscaler/lathe/pkg/state"
@@ -45,28 +46,29 @@ func (p *Provisioner) readInput(ctx context.Context) (solver.Input, error) {
 	if err := p.deps.Client.List(ctx, &pods); err != nil {
 		return in, fmt.Errorf("listing pods, %w", err)
 	}
-	pools, instanceTypes, err := p.readPools(ctx)
+	pools, instanceTypes, err := ReadPools(ctx, p.deps.Client, p.deps.CloudProvider, p.deps.Recorder)
 	if err != nil {
 		return in, err
 	}
 	in.NodePools, in.InstanceTypes = pools, instanceTypes
 	var draining []*corev1.Pod
-	in.Nodes, in.InFlight, draining = existingCapacity(snapshot)
+	in.Nodes, in.InFlight, draining = ExistingCapacity(snapshot)
 	in.Pods = sortPods(append(pendingPods(pods.Items), draining...))
 	in.DaemonSets = snapshot.DaemonSets
-	if in.Volumes, err = listVolumes(ctx, p.deps.Client); err != nil {
+	if in.Volumes, err = ListVolumes(ctx, p.deps.Client); err != nil {
 		return in, err
 	}
 	return in, nil
 }
 
-// readPools returns the pools new capacity may come from, with the instance types each may launch. Pools
-// being deleted or known not to be ready are left out, and so is a pool whose instance types the cloud
-// provider cannot list: one broken pool must not stop the others (a Warning event on the pool and a log
-// line say why). Running out of time is not the pool's fault and fails the pass.
-func (p *Provisioner) readPools(ctx context.Context) ([]*v1.NodePool, map[string]cloudprovider.InstanceTypes, error) {
+// ReadPools returns the pools new capacity may come from, with the instance types each may launch. Pools
+// being deleted, static pools and pools known not to be ready are left out, and so is a pool whose instance
+// types the cloud provider cannot list: one broken pool must not stop the others (a log line says why, and
+// a Warning event on the pool when recorder is not nil). Running out of time is not the pool's fault and
+// fails the pass.
+func ReadPools(ctx context.Context, c client.Reader, cloud cloudprovider.CloudProvider, recorder events.Recorder) ([]*v1.NodePool, map[string]cloudprovider.InstanceTypes, error) {
 	var list v1.NodePoolList
-	if err := p.deps.Client.List(ctx, &list); err != nil {
+	if err := c.List(ctx, &list); err != nil {
 		return nil, nil, fmt.Errorf("listing nodepools, %w", err)
 	}
 	var pools []*v1.NodePool
@@ -76,13 +78,15 @@ func (p *Provisioner) readPools(ctx context.Context) ([]*v1.NodePool, map[string
 		if pool.DeletionTimestamp != nil || pool.Spec.Replicas != nil || meta.IsStatusConditionFalse(pool.Status.Conditions, v1.ConditionTypeReady) {
 			continue
 		}
-		its, err := p.deps.CloudProvider.GetInstanceTypes(ctx, pool)
+		its, err := cloud.GetInstanceTypes(ctx, pool)
 		if ctx.Err() != nil {
 			return nil, nil, fmt.Errorf("getting instance types of nodepool %s, %w", pool.Name, ctx.Err())
 		}
 		if err != nil {
 			log.FromContext(ctx).Error(err, "skipping nodepool, unable to resolve instance types", "NodePool", klog.KObj(pool))
-			p.deps.Recorder.Publish(InstanceTypesUnresolvedEvent(pool, err))
+			if recorder != nil {
+				recorder.Publish(InstanceTypesUnresolvedEvent(pool, err))
+			}
 			continue
 		}
 		pools = append(pools, pool)
@@ -111,7 +115,7 @@ func sortPods(pods []*corev1.Pod) []*corev1.Pod {
 	return pods
 }
 
-// existingCapacity turns the snapshot into the solver's nodes (with their bound pods) and NodeClaims still
+// ExistingCapacity turns the snapshot into the solver's nodes (with their bound pods) and NodeClaims still
 // launching, and returns the reschedulable pods of the nodes being drained or deleted.
 //
 // Such a node takes no new pods, but its capacity counts against its pool's limits until it is gone, so it
@@ -119,7 +123,7 @@ func sortPods(pods []*corev1.Pod) []*corev1.Pod {
 // launches while the drain waits on PodDisruptionBudgets. A later pass sees them again (still bound, or
 // pending once evicted) and finds room for them on the NodeClaims launched for them, which count as capacity.
 // NodeClaims marked for deletion are left out.
-func existingCapacity(snapshot *state.Snapshot) ([]solver.ExistingNode, []solver.InFlightNodeClaim, []*corev1.Pod) {
+func ExistingCapacity(snapshot *state.Snapshot) ([]solver.ExistingNode, []solver.InFlightNodeClaim, []*corev1.Pod) {
 	var existing []solver.ExistingNode
 	var draining []*corev1.Pod
 	for _, n := range snapshot.Nodes {
@@ -156,7 +160,8 @@ func withoutStartupTaints(node *corev1.Node, claim *v1.NodeClaim) *corev1.Node {
 	return out
 }
 
-func listVolumes(ctx context.Context, c client.Reader) (solver.Volumes, error) {
+// ListVolumes reads the persistent volume claims, volumes and storage classes that constrain pod zones.
+func ListVolumes(ctx context.Context, c client.Reader) (solver.Volumes, error) {
 	var v solver.Volumes
 	var pvcs corev1.PersistentVolumeClaimList
 	if err := c.List(ctx, &pvcs); err != nil {

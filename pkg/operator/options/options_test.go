@@ -345,7 +345,7 @@ func TestUnsupportedSettingsAreRefused(t *testing.T) {
 		vars map[string]string
 		want []string // every one must appear in the error
 	}{
-		{map[string]string{"FEATURE_GATES": "SpotToSpotConsolidation=true"}, []string{"FEATURE_GATES", "SpotToSpotConsolidation=true", "not supported yet"}},
+		{map[string]string{"FEATURE_GATES": "StaticCapacity=true"}, []string{"FEATURE_GATES", "StaticCapacity=true", "not supported yet"}},
 		{map[string]string{"FEATURE_GATES": "NodeRepair=true,StaticCapacity=true"}, []string{"StaticCapacity=true"}},
 		{map[string]string{"FEATURE_GATES": "NodeOverlay=true"}, []string{"NodeOverlay=true"}},
 		{map[string]string{"FEATURE_GATES": "CapacityBuffer=true"}, []string{"CapacityBuffer=true"}},
@@ -377,13 +377,13 @@ func TestUnsupportedSettingsAreRefused(t *testing.T) {
 	}
 }
 
-// NodeRepair is built: turning it on is accepted and reaches Options.
-func TestNodeRepairGateIsAccepted(t *testing.T) {
-	opts, err := options.Parse(nil, env(with(map[string]string{"FEATURE_GATES": "NodeRepair=true"})))
+// NodeRepair and SpotToSpotConsolidation are built: turning them on is accepted and reaches Options.
+func TestBuiltGatesAreAccepted(t *testing.T) {
+	opts, err := options.Parse(nil, env(with(map[string]string{"FEATURE_GATES": "NodeRepair=true,SpotToSpotConsolidation=true"})))
 	if err != nil {
-		t.Fatalf("FEATURE_GATES=NodeRepair=true: %v", err)
+		t.Fatalf("FEATURE_GATES=NodeRepair=true,SpotToSpotConsolidation=true: %v", err)
 	}
-	if !opts.FeatureGates.NodeRepair {
-		t.Fatal("FeatureGates.NodeRepair is false")
+	if !opts.FeatureGates.NodeRepair || !opts.FeatureGates.SpotToSpotConsolidation {
+		t.Fatalf("FeatureGates %+v, want NodeRepair and SpotToSpotConsolidation on", opts.FeatureGates)
 	}
 }

@@ -10,10 +10,9 @@ import (
 // with what is missing. Karpenter's default for each is off, so an unchanged Helm chart still starts.
 // When a feature lands, its gate leaves this list and its controllers read Options.FeatureGates.
 var notBuiltGates = map[string]string{
-	"SpotToSpotConsolidation": "consolidation is not built",
-	"NodeOverlay":             "NodeOverlay is not built",
-	"StaticCapacity":          "static NodePools (spec.replicas) are not provisioned",
-	"CapacityBuffer":          "capacity buffers are not built",
+	"NodeOverlay":    "NodeOverlay is not built",
+	"StaticCapacity": "static NodePools (spec.replicas) are not provisioned",
+	"CapacityBuffer": "capacity buffers are not built",
 }
 
 // unsupported refuses the settings Lathe parses but does not honour yet, when they ask for anything other

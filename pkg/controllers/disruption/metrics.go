@@ -1,0 +1,94 @@
+package disruption
+
+import (
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/metrics"
+)
+
+// Label names of the voluntary disruption metrics (upstream's).
+const (
+	decisionLabel          = "decision"
+	consolidationTypeLabel = "consolidation_type"
+	subsystem              = "voluntary_disruption"
+)
+
+// collectors are the disruption metrics, under upstream Karpenter's names and labels, plus Lathe's
+// karpenter_voluntary_disruption_consolidation_skipped_total{reason}, which counts the candidates
+// consolidation considered and kept, by the kind of reason (so "why is nothing consolidated" has a
+// dashboard answer without reading events).
+type collectors struct {
+	eligible    *prometheus.GaugeVec
+	decisions   *prometheus.CounterVec
+	evaluation  *prometheus.HistogramVec
+	failures    *prometheus.CounterVec
+	disrupted   *prometheus.CounterVec
+	allowed     *prometheus.GaugeVec
+	consuming   *prometheus.GaugeVec
+	skipped     *prometheus.CounterVec
+	validations *prometheus.CounterVec
+}
+
+func newCollectors(reg prometheus.Registerer) *collectors {
+	return &collectors{
+		eligible: metrics.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "eligible_nodes",
+			Help: "Number of nodes eligible for disruption by Karpenter. Labeled by disruption reason.",
+		}, []string{metrics.ReasonLabel})),
+		decisions: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "decisions_total",
+			Help: "Number of disruption decisions performed. Labeled by disruption decision, reason, and consolidation type.",
+		}, []string{decisionLabel, metrics.ReasonLabel, consolidationTypeLabel})),
+		evaluation: metrics.Register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "decision_evaluation_duration_seconds",
+			Help:    "Duration of the disruption decision evaluation process in seconds. Labeled by method and consolidation type.",
+			Buckets: metrics.DurationBuckets(),
+		}, []string{metrics.ReasonLabel, consolidationTypeLabel})),
+		failures: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "queue_failures_total",
+			Help: "The number of times that an enqueued disruption decision failed. Labeled by disruption method.",
+		}, []string{decisionLabel, metrics.ReasonLabel, consolidationTypeLabel})),
+		validations: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "failed_validations_total",
+			Help: "Number of candidates that were selected for disruption but failed validation. Labeled by consolidation type.",
+		}, []string{consolidationTypeLabel})),
+		// Same description as the lifecycle controller's, so both register the one collector.
+		disrupted: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metrics.Namespace, Subsystem: "nodeclaims", Name: "disrupted_total",
+			Help: "Number of nodeclaims disrupted in total by Karpenter. Labeled by reason the nodeclaim was disrupted and the owning nodepool.",
+		}, []string{metrics.ReasonLabel, metrics.NodePoolLabel, metrics.CapacityTypeLabel})),
+		allowed: metrics.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: metrics.Namespace, Subsystem: "nodepools", Name: "allowed_disruptions",
+			Help: "The number of nodes for a given NodePool that can be concurrently disrupting at a point in time. Labeled by NodePool. Note that allowed disruptions can change very rapidly, as new nodes may be created and others may be deleted at any point.",
+		}, []string{metrics.NodePoolLabel, metrics.ReasonLabel})),
+		consuming: metrics.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: metrics.Namespace, Subsystem: "nodepools", Name: "nodes_consuming_budgets",
+			Help: "The number of nodes consuming the budget of a nodepool at a point in time. Labeled by NodePool.",
+		}, []string{metrics.NodePoolLabel, metrics.ReasonLabel})),
+		skipped: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "consolidation_skipped_total",
+			Help: "Number of times a consolidation candidate was considered and kept. Labeled by the kind of reason (pods_do_not_fit, not_cheaper, spot_to_spot, too_many_replacements, other).",
+		}, []string{metrics.ReasonLabel})),
+	}
+}
+
+// reasonLabel is a disruption reason as a metric label value (snake case, as upstream).
+func reasonLabel(r v1.DisruptionReason) string { return strings.ToLower(string(r)) }
+
+// skipKind classifies an Unconsolidatable message for consolidation_skipped_total.
+func skipKind(msg string) string {
+	switch {
+	case strings.HasPrefix(msg, "pods would not fit"):
+		return "pods_do_not_fit"
+	case strings.HasPrefix(msg, "Can't replace with a cheaper node"):
+		return "not_cheaper"
+	case strings.HasPrefix(msg, "SpotToSpot"):
+		return "spot_to_spot"
+	case strings.HasPrefix(msg, "Can't remove without creating"):
+		return "too_many_replacements"
+	}
+	return "other"
+}
