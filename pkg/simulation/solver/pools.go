@@ -23,6 +23,32 @@ type typeOption struct {
 type pricedType struct {
 	*typeOption
 	price float64
+	// blockMax is the largest allocatable, per resource, of the types in this type's block of its list
+	// (typeBlock consecutive types), and blockRest how many of them are at or after this one: a search
+	// for a type that fits skips the rest of a block whose maximum can't hold the request (fitNewType).
+	// nil when the list wasn't built by priceTypes; then nothing is skipped.
+	blockMax  vec
+	blockRest int
+}
+
+// typeBlock is the number of consecutive types a pricedType list summarises in one blockMax. Most of an EC2
+// list's types can't hold a GPU pod, or a pod of 64 cpu; blocks let a search pass them 16 at a time.
+const typeBlock = 16
+
+// indexBlocks sets blockMax and blockRest on a list sorted as it will be searched.
+func indexBlocks(types []pricedType) {
+	for start := 0; start < len(types); start += typeBlock {
+		end := min(start+typeBlock, len(types))
+		block := types[start].alloc.clone()
+		for _, t := range types[start+1 : end] {
+			for d, a := range t.alloc {
+				block[d] = max(block[d], a)
+			}
+		}
+		for i := start; i < end; i++ {
+			types[i].blockMax, types[i].blockRest = block, end-i
+		}
+	}
 }
 
 // poolInfo is a NodePool parsed once.
@@ -173,6 +199,7 @@ func priceTypes[T interface{ option() *typeOption }](types []T, reqs scheduling.
 	slices.SortStableFunc(out, func(a, b pricedType) int {
 		return cmp.Or(cmp.Compare(a.price, b.price), cmp.Compare(a.it.Name, b.it.Name))
 	})
+	indexBlocks(out)
 	return out
 }
 

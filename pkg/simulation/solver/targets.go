@@ -99,11 +99,19 @@ func portsConflict(have, want []hostPort) (hostPort, bool) {
 }
 
 // fitNewType returns the index of the first type at or after from that fits used+extra, or -1.
+// Blocks whose largest type can't hold used+extra are skipped whole; the result is the same as trying
+// every type.
 func fitNewType(types []pricedType, from int, used, extra vec) int {
-	for i := from; i < len(types); i++ {
-		if used.fitsWith(extra, types[i].alloc) {
+	for i := from; i < len(types); {
+		t := &types[i]
+		if t.blockMax != nil && !used.fitsWith(extra, t.blockMax) {
+			i += t.blockRest
+			continue
+		}
+		if used.fitsWith(extra, t.alloc) {
 			return i
 		}
+		i++
 	}
 	return -1
 }
