@@ -44,6 +44,16 @@ func swapSignature(p *podInfo) string {
 	return b.String()
 }
 
+// swapMargin keeps the price caps of trySwap's searches from ruling out a type on rounding alone.
+const swapMargin = 1e-6
+
+func cheapestOf(types []pricedType) float64 {
+	if len(types) == 0 {
+		return 0
+	}
+	return types[0].price
+}
+
 type slot struct {
 	claim *target
 	index int // position in claim.pods
@@ -108,8 +118,15 @@ func (r *run) trySwap(a, b slot) bool {
 		newA[i] = ca.used[i] - pa.requests[i] + pb.requests[i]
 		newB[i] = cb.used[i] - pb.requests[i] + pa.requests[i]
 	}
-	ia, ib := fitNewType(ca.types, 0, newA, zero), fitNewType(cb.types, 0, newB, zero)
-	if ia < 0 || ib < 0 || ca.types[ia].price+cb.types[ib].price >= ca.price()+cb.price()-1e-9 {
+	// A swap pays only if the two new types cost less than the two current ones; the searches stop at
+	// types that price the swap out whatever the other claim gets (with a margin for rounding).
+	total := ca.price() + cb.price()
+	ia := fitTypeBelow(ca.types, 0, newA, zero, total-cheapestOf(cb.types)+swapMargin)
+	if ia < 0 {
+		return false
+	}
+	ib := fitTypeBelow(cb.types, 0, newB, zero, total-ca.types[ia].price+swapMargin)
+	if ib < 0 || ca.types[ia].price+cb.types[ib].price >= total-1e-9 {
 		return false
 	}
 	if pool := ca.pool; pool.limited { // both claims are from the same pool

@@ -41,17 +41,38 @@ func (r *run) plan(order Order) *Plan {
 	return plan
 }
 
+// outcome is the plan's unplaced pods and price, as plan would report them, without spelling out the
+// NodeClaims: the price of a claim without minValues from a pool without limits is its first fitting
+// type's cheapest offering, as in claimPlan.
+func (r *run) outcome() outcome {
+	o := outcome{unplaced: len(r.unplaced)}
+	zero := make(vec, len(r.prep.dims.names))
+	for _, c := range r.claims {
+		if c.hasMinValues || c.pool.limited {
+			o.price += r.claimPlan(c).PricePerHour
+			continue
+		}
+		price := c.price()
+		if i := fitNewType(c.types, c.cur, c.used, zero); i >= 0 {
+			if cheapest, ok := c.types[i].it.Offerings.Available().Compatible(c.reqs).Cheapest(); ok {
+				price = cheapest.Price
+			}
+		}
+		o.price += price
+	}
+	return o
+}
+
 func (r *run) claimPlan(c *target) NodeClaimPlan {
 	dims := r.prep.dims
 	// Types that hold every pod without breaking the pool's limits; the current type is first. Limits are
 	// shared by claims planned later, so when dropping the types that no longer fit the headroom would
 	// break minValues, those types are kept (the cheapest type, which is what limits count, always fits).
 	zero := make(vec, len(dims.names))
-	var fitting, withinLimits []pricedType
-	for _, t := range c.types[c.cur:] {
-		if !c.used.fitsWith(zero, t.alloc) {
-			continue
-		}
+	var fitting []pricedType
+	withinLimits := make([]pricedType, 0, r.prep.opts.MaxInstanceTypes)
+	for i := fitNewType(c.types, c.cur, c.used, zero); i >= 0; i = fitNewType(c.types, i+1, c.used, zero) {
+		t := c.types[i]
 		if c.hasMinValues {
 			fitting = append(fitting, t)
 		}

@@ -29,14 +29,30 @@ type pricedType struct {
 	// nil when the list wasn't built by priceTypes; then nothing is skipped.
 	blockMax  vec
 	blockRest int
+	// list summarises the whole list the type was priced into (nil as blockMax is).
+	list *typeList
+}
+
+// typeList is what a search of a priced list needs to know about the list as a whole.
+type typeList struct {
+	n        int
+	maxAlloc vec
+	// offering has, per resource that only some of the types offer (GPUs, Neuron devices, …), the
+	// positions of the types offering it, in list order; nil for resources most types offer. A pod that
+	// requests such a resource is only tried on those types.
+	offering [][]int
 }
 
 // typeBlock is the number of consecutive types a pricedType list summarises in one blockMax. Most of an EC2
-// list's types can't hold a GPU pod, or a pod of 64 cpu; blocks let a search pass them 16 at a time.
+// list's types can't hold a pod of 64 cpu; blocks let a search pass them 16 at a time.
 const typeBlock = 16
 
-// indexBlocks sets blockMax and blockRest on a list sorted as it will be searched.
-func indexBlocks(types []pricedType) {
+// indexList sets blockMax, blockRest and list on a list sorted as it will be searched.
+func indexList(types []pricedType) {
+	if len(types) == 0 {
+		return
+	}
+	l := &typeList{n: len(types), maxAlloc: make(vec, len(types[0].alloc)), offering: make([][]int, len(types[0].alloc))}
 	for start := 0; start < len(types); start += typeBlock {
 		end := min(start+typeBlock, len(types))
 		block := types[start].alloc.clone()
@@ -46,9 +62,37 @@ func indexBlocks(types []pricedType) {
 			}
 		}
 		for i := start; i < end; i++ {
-			types[i].blockMax, types[i].blockRest = block, end-i
+			types[i].blockMax, types[i].blockRest, types[i].list = block, end-i, l
+		}
+		l.maxAlloc = maxVec(l.maxAlloc, block)
+	}
+	for d := range l.offering {
+		var positions []int
+		for i, t := range types {
+			if t.alloc[d] > 0 {
+				positions = append(positions, i)
+			}
+		}
+		if len(positions) <= len(types)/4 {
+			l.offering[d] = positions
 		}
 	}
+}
+
+// scarcest returns the positions of the types offering the resource used+extra needs that fewest types
+// offer, or nil when it needs none that only some types offer.
+func (l *typeList) scarcest(used, extra vec) []int {
+	var best []int
+	found := false
+	for d, positions := range l.offering {
+		if positions != nil && used[d]+extra[d] > 0 && (!found || len(positions) < len(best)) {
+			best, found = positions, true
+		}
+	}
+	if found && best == nil {
+		return []int{}
+	}
+	return best
 }
 
 // poolInfo is a NodePool parsed once.
@@ -199,7 +243,7 @@ func priceTypes[T interface{ option() *typeOption }](types []T, reqs scheduling.
 	slices.SortStableFunc(out, func(a, b pricedType) int {
 		return cmp.Or(cmp.Compare(a.price, b.price), cmp.Compare(a.it.Name, b.it.Name))
 	})
-	indexBlocks(out)
+	indexList(out)
 	return out
 }
 

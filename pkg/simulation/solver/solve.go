@@ -37,7 +37,8 @@ func Solve(ctx context.Context, in Input, opts Options) (*Plan, error) {
 	prep := prepare(in, opts.withDefaults())
 	// Each order packs independently from the shared, read-only preparation, so they run in parallel; the
 	// winner is picked in the order they are listed, which keeps the result deterministic.
-	plans := make([]*Plan, len(prep.opts.Orders))
+	runs := make([]*run, len(prep.opts.Orders))
+	outcomes := make([]outcome, len(prep.opts.Orders))
 	errs := make([]error, len(prep.opts.Orders))
 	var wg sync.WaitGroup
 	for i, order := range prep.opts.Orders {
@@ -48,29 +49,36 @@ func Solve(ctx context.Context, in Input, opts Options) (*Plan, error) {
 			if errs[i] = r.placeAll(ctx, prep.order(order)); errs[i] == nil {
 				r.improve()
 				r.repack()
-				plans[i] = r.plan(order)
+				runs[i], outcomes[i] = r, r.outcome()
 			}
 		}()
 	}
 	wg.Wait()
-	var best *Plan
-	for i, plan := range plans {
+	best := -1
+	for i := range runs {
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
-		if best == nil || better(plan, best) {
-			best = plan
+		if best < 0 || better(outcomes[i], outcomes[best]) {
+			best = i
 		}
 	}
-	return best, nil
+	// Only the winner's plan is spelled out (NodeClaim requirements, instance-type lists, reasons).
+	return runs[best].plan(prep.opts.Orders[best]), nil
+}
+
+// outcome is what plans are compared by: the pods left unplaced and the plan's price.
+type outcome struct {
+	unplaced int
+	price    float64
 }
 
 // better prefers fewer unplaced pods, then a lower price.
-func better(a, b *Plan) bool {
-	if len(a.Unschedulable) != len(b.Unschedulable) {
-		return len(a.Unschedulable) < len(b.Unschedulable)
+func better(a, b outcome) bool {
+	if a.unplaced != b.unplaced {
+		return a.unplaced < b.unplaced
 	}
-	return a.PricePerHour < b.PricePerHour-1e-9
+	return a.price < b.price-1e-9
 }
 
 func prepare(in Input, opts Options) *prepared {
