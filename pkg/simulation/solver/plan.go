@@ -32,7 +32,7 @@ func (r *run) plan(order Order) *Plan {
 		}
 	}
 	plan.LowerBoundPerHour = r.lowerBound(onClaims)
-	plan.MixLowerBoundPerHour = max(plan.LowerBoundPerHour, r.mixLowerBound(onClaims))
+	plan.MixLowerBoundPerHour = max(plan.LowerBoundPerHour, r.mixLowerBound(onClaims), r.resourceMixBound(onClaims))
 	unplaced := slices.Clone(r.unplaced)
 	slices.SortFunc(unplaced, func(a, b *podInfo) int { return cmp.Compare(a.index, b.index) })
 	for _, p := range unplaced {
@@ -119,11 +119,16 @@ func (r *run) claimPlan(c *target) NodeClaimPlan {
 	return nc
 }
 
-// lowerBound prices the requests at the cheapest price per allocatable unit of cpu and of memory over every
-// pool's types, and takes the larger: no packing onto these types can cost less.
+// lowerBound prices the requests of each resource at the cheapest price per allocatable unit of it among
+// every pool's types that offer it (cpu, memory, GPUs, Neuron devices, …), and takes the largest: no
+// packing onto these types can cost less, since whatever holds R units of a resource costs at least R
+// times its cheapest price per unit.
 func (r *run) lowerBound(requests vec) float64 {
 	bound := 0.0
-	for _, d := range []int{dimCPU, dimMemory} {
+	for d, amount := range requests {
+		if amount <= 0 {
+			continue
+		}
 		best := math.Inf(1)
 		for _, pool := range r.prep.pools {
 			for _, t := range pool.types {
@@ -133,10 +138,94 @@ func (r *run) lowerBound(requests vec) float64 {
 			}
 		}
 		if !math.IsInf(best, 1) {
-			bound = max(bound, best*float64(requests[d]))
+			bound = max(bound, best*float64(amount))
 		}
 	}
 	return bound
+}
+
+// weightedBound is the lower bound a weighting of the resources proves: with a weight w[d] ≥ 0 per unit
+// of each resource, a type t is worth v(t) = Σ w[d]·alloc[t][d], and no type is worth more than s times
+// its price, where s = max over t of v(t)/price(t). Any packing holds the requests R, so the types it
+// launches are worth at least Σ w[d]·R[d] and cost at least that over s. This is weak duality for the
+// linear program "cheapest fractional mix of types covering every requested resource": every weighting
+// gives a sound bound, and the best one equals the program's optimum.
+func weightedBound(shapes []vec, prices []float64, requests vec, w []float64) float64 {
+	worth := 0.0
+	for d, x := range w {
+		worth += x * float64(requests[d])
+	}
+	scale := 0.0
+	for i, a := range shapes {
+		v := 0.0
+		for d, x := range w {
+			v += x * float64(a[d])
+		}
+		scale = max(scale, v/prices[i])
+	}
+	if scale <= 0 || worth <= 0 {
+		return 0
+	}
+	return worth / scale
+}
+
+// resourceMixBound searches for a good weighting of every requested resource the types offer (see
+// weightedBound), starting from each resource alone and the cpu-memory mix, and improving one weight at a
+// time with shrinking steps. It is sound whatever the search finds; it is the tighter mix bound when the
+// pods request extended resources (GPUs): GPU types then have to be paid for their cpu and memory too.
+func (r *run) resourceMixBound(requests vec) float64 {
+	var shapes []vec
+	var prices []float64
+	offered := make([]bool, len(requests))
+	for _, pool := range r.prep.pools {
+		for _, t := range pool.types {
+			if t.price <= 0 {
+				return 0 // a free type makes any amount free
+			}
+			shapes, prices = append(shapes, t.alloc), append(prices, t.price)
+			for d, a := range t.alloc {
+				offered[d] = offered[d] || a > 0
+			}
+		}
+	}
+	var dims []int
+	for d, amount := range requests {
+		if amount > 0 && offered[d] {
+			dims = append(dims, d)
+		}
+	}
+	if len(dims) == 0 {
+		return 0
+	}
+	// Weights start as the cheapest price per unit of each resource, so that each counts comparably.
+	w := make([]float64, len(requests))
+	for _, d := range dims {
+		best := math.Inf(1)
+		for i, a := range shapes {
+			if a[d] > 0 {
+				best = min(best, prices[i]/float64(a[d]))
+			}
+		}
+		w[d] = best
+	}
+	best := weightedBound(shapes, prices, requests, w)
+	for step := 1.0; step > 1.0/64; step /= 2 {
+		for improved := true; improved; {
+			improved = false
+			for _, d := range dims {
+				for _, f := range []float64{1 + step, 1 / (1 + step)} {
+					old := w[d]
+					w[d] = old * f
+					if b := weightedBound(shapes, prices, requests, w); b > best*(1+1e-12) {
+						best, improved = b, true
+						continue
+					}
+					w[d] = old
+				}
+			}
+		}
+	}
+	return best
 }
 
 // mixLowerBound is the cheapest fractional mix of instance types whose allocatable cpu and memory together
