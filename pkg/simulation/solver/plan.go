@@ -149,19 +149,20 @@ func (r *run) lowerBound(requests vec) float64 {
 // its price, where s = max over t of v(t)/price(t). Any packing holds the requests R, so the types it
 // launches are worth at least Σ w[d]·R[d] and cost at least that over s. This is weak duality for the
 // linear program "cheapest fractional mix of types covering every requested resource": every weighting
-// gives a sound bound, and the best one equals the program's optimum.
-func weightedBound(shapes []vec, prices []float64, requests vec, w []float64) float64 {
+// gives a sound bound, and the best one equals the program's optimum. perDollar holds each type's
+// allocatable of the weighted resources divided by its price; requests the pods' total of each.
+func weightedBound(perDollar [][]float64, requests, w []float64) float64 {
 	worth := 0.0
 	for d, x := range w {
-		worth += x * float64(requests[d])
+		worth += x * requests[d]
 	}
 	scale := 0.0
-	for i, a := range shapes {
+	for _, a := range perDollar {
 		v := 0.0
 		for d, x := range w {
-			v += x * float64(a[d])
+			v += x * a[d]
 		}
-		scale = max(scale, v/prices[i])
+		scale = max(scale, v)
 	}
 	if scale <= 0 || worth <= 0 {
 		return 0
@@ -170,57 +171,62 @@ func weightedBound(shapes []vec, prices []float64, requests vec, w []float64) fl
 }
 
 // resourceMixBound searches for a good weighting of every requested resource the types offer (see
-// weightedBound), starting from each resource alone and the cpu-memory mix, and improving one weight at a
+// weightedBound), starting from each resource's cheapest price per unit and improving one weight at a
 // time with shrinking steps. It is sound whatever the search finds; it is the tighter mix bound when the
 // pods request extended resources (GPUs): GPU types then have to be paid for their cpu and memory too.
 func (r *run) resourceMixBound(requests vec) float64 {
-	var shapes []vec
-	var prices []float64
-	offered := make([]bool, len(requests))
-	for _, pool := range r.prep.pools {
-		for _, t := range pool.types {
-			if t.price <= 0 {
-				return 0 // a free type makes any amount free
-			}
-			shapes, prices = append(shapes, t.alloc), append(prices, t.price)
-			for d, a := range t.alloc {
-				offered[d] = offered[d] || a > 0
-			}
-		}
-	}
 	var dims []int
 	for d, amount := range requests {
-		if amount > 0 && offered[d] {
-			dims = append(dims, d)
+		if amount <= 0 {
+			continue
+		}
+		for _, pool := range r.prep.pools {
+			if slices.ContainsFunc(pool.types, func(t pricedType) bool { return t.alloc[d] > 0 }) {
+				dims = append(dims, d)
+				break
+			}
 		}
 	}
 	if len(dims) == 0 {
 		return 0
 	}
-	// Weights start as the cheapest price per unit of each resource, so that each counts comparably.
-	w := make([]float64, len(requests))
-	for _, d := range dims {
-		best := math.Inf(1)
-		for i, a := range shapes {
-			if a[d] > 0 {
-				best = min(best, prices[i]/float64(a[d]))
+	var perDollar [][]float64
+	for _, pool := range r.prep.pools {
+		for _, t := range pool.types {
+			if t.price <= 0 {
+				return 0 // a free type makes any amount free
 			}
+			a := make([]float64, len(dims))
+			for i, d := range dims {
+				a[i] = float64(t.alloc[d]) / t.price
+			}
+			perDollar = append(perDollar, a)
 		}
-		w[d] = best
 	}
-	best := weightedBound(shapes, prices, requests, w)
+	total := make([]float64, len(dims))
+	// Weights start as the cheapest price per unit of each resource, so that each counts comparably.
+	w := make([]float64, len(dims))
+	for i, d := range dims {
+		total[i] = float64(requests[d])
+		most := 0.0
+		for _, a := range perDollar {
+			most = max(most, a[i])
+		}
+		w[i] = 1 / most
+	}
+	best := weightedBound(perDollar, total, w)
 	for step := 1.0; step > 1.0/64; step /= 2 {
 		for improved := true; improved; {
 			improved = false
-			for _, d := range dims {
+			for i := range w {
 				for _, f := range []float64{1 + step, 1 / (1 + step)} {
-					old := w[d]
-					w[d] = old * f
-					if b := weightedBound(shapes, prices, requests, w); b > best*(1+1e-12) {
+					old := w[i]
+					w[i] = old * f
+					if b := weightedBound(perDollar, total, w); b > best*(1+1e-12) {
 						best, improved = b, true
 						continue
 					}
-					w[d] = old
+					w[i] = old
 				}
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
@@ -82,16 +83,7 @@ func better(a, b outcome) bool {
 }
 
 func prepare(in Input, opts Options) *prepared {
-	var lists []corev1.ResourceList
-	for _, pod := range in.Pods {
-		lists = append(lists, scheduling.PodRequests(pod))
-	}
-	for _, name := range sortedKeys(in.InstanceTypes) {
-		for _, it := range in.InstanceTypes[name] {
-			lists = append(lists, it.Capacity)
-		}
-	}
-	prep := &prepared{opts: opts, dims: newResourceDims(lists), topo: newTopology(), poolUsage: map[*poolInfo]vec{},
+	prep := &prepared{opts: opts, dims: newResourceDims(demandedResources(in)), topo: newTopology(), poolUsage: map[*poolInfo]vec{},
 		compat: scheduling.AllowUndefinedWellKnown()}
 	volumes := newVolumeIndex(in.Volumes)
 	for i, pod := range in.Pods {
@@ -121,6 +113,74 @@ func prepare(in Input, opts Options) *prepared {
 	}
 	prep.prepareUniverses()
 	return prep
+}
+
+// demandedResources lists the resources a solve has to track: every resource a pending pod requests, and
+// each resource the instance types offer that bound pods, daemonsets, in-flight claims or NodePool limits
+// use. Resources only offered (an EC2 type's pod ENIs or EFA devices, when nothing asks for them) can't
+// change any fit, and leaving them out keeps the vectors short.
+func demandedResources(in Input) []corev1.ResourceList {
+	pending := corev1.ResourceList{}
+	used := map[corev1.ResourceName]bool{}
+	for _, pod := range in.Pods {
+		for _, name := range requestNames(pod) {
+			pending[name] = resource.Quantity{}
+		}
+	}
+	for _, n := range in.Nodes {
+		for _, pod := range n.Pods {
+			for _, name := range requestNames(pod) {
+				used[name] = true
+			}
+		}
+	}
+	for _, f := range in.InFlight {
+		for _, pod := range f.Pods {
+			for _, name := range requestNames(pod) {
+				used[name] = true
+			}
+		}
+		for name := range f.NodeClaim.Spec.Resources.Requests {
+			used[name] = true
+		}
+	}
+	for _, ds := range in.DaemonSets {
+		for _, name := range requestNames(&corev1.Pod{Spec: ds.Spec.Template.Spec}) {
+			used[name] = true
+		}
+	}
+	for _, np := range in.NodePools {
+		for name := range np.Spec.Limits {
+			used[name] = true
+		}
+	}
+	offered := corev1.ResourceList{}
+	for _, its := range in.InstanceTypes {
+		for _, it := range its {
+			for name := range it.Capacity {
+				if used[name] {
+					offered[name] = resource.Quantity{}
+				}
+			}
+		}
+	}
+	return []corev1.ResourceList{pending, offered}
+}
+
+// requestNames lists the resources a pod's containers, init containers and overhead request.
+func requestNames(pod *corev1.Pod) []corev1.ResourceName {
+	var out []corev1.ResourceName
+	for _, list := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for _, c := range list {
+			for name := range c.Resources.Requests {
+				out = append(out, name)
+			}
+		}
+	}
+	for name := range pod.Spec.Overhead {
+		out = append(out, name)
+	}
+	return out
 }
 
 func (prep *prepared) addNodes(in Input, volumes *volumeIndex) {
