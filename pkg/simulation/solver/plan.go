@@ -106,7 +106,7 @@ func (r *run) claimPlan(c *target) NodeClaimPlan {
 	}
 	nc.InstanceTypeNames = names
 	reqs := c.reqs.Clone()
-	reqs.Add(scheduling.MustRequirement(v1.LabelInstanceType, corev1.NodeSelectorOpIn, names...))
+	reqs.Add(r.instanceTypeRequirement(names))
 	nc.Requirements = reqs.NodeSelectorRequirements()
 	if len(fitting) > 0 {
 		if o, ok := fitting[0].it.Offerings.Available().Compatible(c.reqs).Cheapest(); ok {
@@ -117,6 +117,21 @@ func (r *run) claimPlan(c *target) NodeClaimPlan {
 		nc.Pods = append(nc.Pods, p.ref)
 	}
 	return nc
+}
+
+// instanceTypeRequirement is "instance type In names", built once per list of names: claims of one shape
+// list the same types.
+func (r *run) instanceTypeRequirement(names []string) scheduling.Requirement {
+	key := strings.Join(names, "\x00")
+	if req, ok := r.instanceTypeReqs[key]; ok {
+		return req
+	}
+	req := scheduling.MustRequirement(v1.LabelInstanceType, corev1.NodeSelectorOpIn, names...)
+	if r.instanceTypeReqs == nil {
+		r.instanceTypeReqs = map[string]scheduling.Requirement{}
+	}
+	r.instanceTypeReqs[key] = req
+	return req
 }
 
 // lowerBound prices the requests of each resource at the cheapest price per allocatable unit of it among
