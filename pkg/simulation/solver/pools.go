@@ -83,14 +83,10 @@ func indexList(types []pricedType) {
 // offer, or nil when it needs none that only some types offer.
 func (l *typeList) scarcest(used, extra vec) []int {
 	var best []int
-	found := false
 	for d, positions := range l.offering {
-		if positions != nil && used[d]+extra[d] > 0 && (!found || len(positions) < len(best)) {
-			best, found = positions, true
+		if positions != nil && used[d]+extra[d] > 0 && (best == nil || len(positions) < len(best)) {
+			best = positions
 		}
-	}
-	if found && best == nil {
-		return []int{}
 	}
 	return best
 }
