@@ -101,13 +101,17 @@ func decodeDocument(raw []byte) ([]any, error) {
 type ignoredKind string
 
 func decodeJSON(data []byte) ([]any, error) {
-	var meta typeMeta
-	if err := json.Unmarshal(data, &meta); err != nil {
+	kind, err := kindOf(data)
+	if err != nil {
 		return nil, fmt.Errorf("decoding, %w", err)
 	}
 	var obj any
-	switch meta.Kind {
+	switch kind {
 	case "List", "PodList", "NodeList", "NodePoolList", "DeploymentList":
+		var meta typeMeta
+		if err := json.Unmarshal(data, &meta); err != nil {
+			return nil, fmt.Errorf("decoding, %w", err)
+		}
 		var out []any
 		for _, item := range meta.Items {
 			objs, err := decodeJSON(item)
@@ -144,12 +148,41 @@ func decodeJSON(data []byte) ([]any, error) {
 	case "":
 		return nil, errors.New("document has no kind")
 	default:
-		return []any{ignoredKind(meta.Kind)}, nil
+		return []any{ignoredKind(kind)}, nil
 	}
 	if err := json.Unmarshal(data, obj); err != nil {
-		return nil, fmt.Errorf("decoding %s, %w", meta.Kind, err)
+		return nil, fmt.Errorf("decoding %s, %w", kind, err)
 	}
 	return []any{obj}, nil
+}
+
+// kindOf reads the top-level kind of a JSON object without decoding the rest: converted YAML has its keys
+// sorted, so kind comes right after apiVersion, and the object is decoded once, into its type.
+func kindOf(data []byte) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil {
+		return "", err
+	} else if tok != json.Delim('{') {
+		return "", errors.New("document is not an object")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", err
+		}
+		if tok == "kind" {
+			var kind string
+			if err := dec.Decode(&kind); err != nil {
+				return "", err
+			}
+			return kind, nil
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", err
+		}
+	}
+	return "", nil
 }
 
 // add files a decoded object under its kind; workloads become their replicas.
