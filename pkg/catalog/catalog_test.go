@@ -52,6 +52,9 @@ func TestEC2(t *testing.T) {
 			t.Errorf("label %s = %q, want %q", k, labels[k], want)
 		}
 	}
+	if gpu := m5.Requirements.Get(awsv1.LabelInstanceGPUCount); !gpu.AllowsAbsent() || gpu.Has("1") {
+		t.Errorf("m5.large %s = %s, want DoesNotExist (a pod asking for GPUs must not match it)", awsv1.LabelInstanceGPUCount, gpu)
+	}
 	if got := m5.Requirements.Get(v1.LabelTopologyZone).Values(); strings.Join(got, ",") != "us-east-1a,us-east-1b,us-east-1c" {
 		t.Errorf("zones = %v", got)
 	}

@@ -177,7 +177,7 @@ func ec2InstanceType(rec ec2Record, onDemand map[string]float64, opts EC2Options
 	}
 	return &cloudprovider.InstanceType{
 		Name:         rec.Name,
-		Requirements: withOfferingRequirements(scheduling.FromLabels(ec2Labels(rec, opts.Region)), offerings),
+		Requirements: withOfferingRequirements(ec2Requirements(ec2Labels(rec, opts.Region)), offerings),
 		Offerings:    offerings,
 		Capacity:     capacity,
 		Overhead:     overhead,
@@ -237,6 +237,26 @@ func ec2Labels(rec ec2Record, region string) map[string]string {
 		labels[awsv1.LabelInstanceAcceleratorCount] = itoa(a.Count)
 	}
 	return labels
+}
+
+// ec2Requirements pins every label to its value and says that the optional AWS labels a type lacks (GPU,
+// accelerator, local NVMe, bandwidths, reservation) are absent, as the AWS provider does: a pod selecting
+// karpenter.k8s.aws/instance-gpu-count then rules out the types without GPUs instead of matching them.
+func ec2Requirements(labels map[string]string) scheduling.Requirements {
+	reqs := scheduling.FromLabels(labels)
+	for _, k := range []string{
+		v1.LabelWindowsBuild,
+		awsv1.LabelInstanceCPUManufacturer, awsv1.LabelInstanceCPUSustainedClockSpeedMhz,
+		awsv1.LabelInstanceEBSBandwidth, awsv1.LabelInstanceNetworkBandwidth, awsv1.LabelInstanceLocalNVME,
+		awsv1.LabelInstanceGPUName, awsv1.LabelInstanceGPUManufacturer, awsv1.LabelInstanceGPUCount, awsv1.LabelInstanceGPUMemory,
+		awsv1.LabelInstanceAcceleratorName, awsv1.LabelInstanceAcceleratorManufacturer, awsv1.LabelInstanceAcceleratorCount,
+		awsv1.LabelCapacityReservationID, awsv1.LabelCapacityReservationType, awsv1.LabelCapacityReservationInterruptible,
+	} {
+		if _, ok := labels[k]; !ok {
+			reqs.Add(scheduling.MustRequirement(k, corev1.NodeSelectorOpDoesNotExist))
+		}
+	}
+	return reqs
 }
 
 // withOfferingRequirements adds zone and capacity-type requirements listing what the offerings cover.

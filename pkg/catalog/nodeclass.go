@@ -13,9 +13,9 @@ import (
 
 // The parts of the AWS provider's overhead model that don't depend on the node class.
 const (
-	// vmMemoryOverheadPercent is the share of an instance's memory the hypervisor and OS keep
-	// (VM_MEMORY_OVERHEAD_PERCENT's default).
-	vmMemoryOverheadPercent = 0.075
+	// DefaultVMMemoryOverheadPercent is the share of an instance's memory the hypervisor and OS keep
+	// (VM_MEMORY_OVERHEAD_PERCENT's default); the catalog's allocatable figures assume it.
+	DefaultVMMemoryOverheadPercent = 0.075
 	// Default eviction thresholds: memory.available and nodefs.available.
 	defaultEvictionMemoryMiB   = 100
 	defaultEvictionNodeFSShare = 0.10
@@ -41,13 +41,21 @@ func defaultRootDevice(family string) (string, int64) {
 // ephemeral storage, each replaced by kubelet.kubeReserved; kubelet.systemReserved as given; eviction
 // thresholds of 100 MiB memory and 10 % of ephemeral storage, replaced by the larger of kubelet.evictionHard
 // and kubelet.evictionSoft (soft thresholds are ignored for Windows). The hypervisor's share of memory
-// (7.5 %) is reported with kube-reserved, and so is whatever the catalog's allocatable keeps back beyond this
+// (DefaultVMMemoryOverheadPercent) is reported with kube-reserved, and so is whatever the catalog's allocatable keeps back beyond this
 // model (59 MiB of memory on arm64 types). With a node class that sets none of these, every type's
 // allocatable is the catalog's.
 //
 // The input types are not changed; capacity, overhead and requirements of the copies are new maps.
 func ForNodeClass(its cloudprovider.InstanceTypes, nodeClass *awsv1.EC2NodeClass) cloudprovider.InstanceTypes {
+	return ForNodeClassWithVMOverhead(its, nodeClass, DefaultVMMemoryOverheadPercent)
+}
+
+// ForNodeClassWithVMOverhead is ForNodeClass with the hypervisor's share of memory set by
+// VM_MEMORY_OVERHEAD_PERCENT (a fraction: 0.075 is 7.5 %). As in Karpenter's AWS provider, the share is
+// ceil(memory × percent) MiB, taken off what nodes of the type can offer.
+func ForNodeClassWithVMOverhead(its cloudprovider.InstanceTypes, nodeClass *awsv1.EC2NodeClass, vmMemoryOverheadPercent float64) cloudprovider.InstanceTypes {
 	settings := nodeSettingsOf(nodeClass)
+	settings.vmMemoryOverheadPercent = vmMemoryOverheadPercent
 	out := make(cloudprovider.InstanceTypes, 0, len(its))
 	for _, it := range its {
 		out = append(out, settings.apply(it))
@@ -58,6 +66,7 @@ func ForNodeClass(its cloudprovider.InstanceTypes, nodeClass *awsv1.EC2NodeClass
 // nodeSettings are what of a node class shapes an instance type's capacity and overhead.
 type nodeSettings struct {
 	family                       string
+	vmMemoryOverheadPercent      float64
 	maxPods, podsPerCore         *int32
 	kubeReserved, systemReserved map[string]string
 	evictionHard, evictionSoft   map[string]string
@@ -70,7 +79,7 @@ func nodeSettingsOf(nc *awsv1.EC2NodeClass) nodeSettings {
 		family = nc.AMIFamily()
 	}
 	device, defaultGiB := defaultRootDevice(family)
-	s := nodeSettings{family: family, rootGiB: *resource.NewQuantity(defaultGiB*gibibyte, resource.BinarySI)}
+	s := nodeSettings{family: family, vmMemoryOverheadPercent: DefaultVMMemoryOverheadPercent, rootGiB: *resource.NewQuantity(defaultGiB*gibibyte, resource.BinarySI)}
 	if nc == nil {
 		return s
 	}
@@ -146,7 +155,7 @@ func (s nodeSettings) model(it *cloudprovider.InstanceType) *cloudprovider.Insta
 	}
 	overrideResources(kubeReserved, s.kubeReserved)
 	// The hypervisor's share, which Karpenter takes off capacity, is reported here with kube-reserved.
-	vmMiB := memoryMiB - int64(float64(memoryMiB)*(1-vmMemoryOverheadPercent))
+	vmMiB := vmOverheadMiB(memoryMiB, s.vmMemoryOverheadPercent)
 	mem := kubeReserved[corev1.ResourceMemory]
 	mem.Add(*resource.NewQuantity(vmMiB*mebibyte, resource.BinarySI))
 	kubeReserved[corev1.ResourceMemory] = mem
@@ -161,6 +170,12 @@ func (s nodeSettings) model(it *cloudprovider.InstanceType) *cloudprovider.Insta
 		EvictionThreshold: s.evictionThreshold(visibleMemory, s.rootGiB),
 	}
 	return &out
+}
+
+// vmOverheadMiB is the hypervisor's share of memoryMiB, rounded up to whole MiB as Karpenter's AWS provider
+// rounds it (it computes on bytes and rounds the MiB up).
+func vmOverheadMiB(memoryMiB int64, percent float64) int64 {
+	return int64(math.Ceil(float64(memoryMiB*mebibyte) * percent / 1024 / 1024))
 }
 
 // kubeReservedCPU is the tiered kube-reserved cpu, in millicores, for cpu millicores.

@@ -125,3 +125,28 @@ func TestForNodeClassRootVolume(t *testing.T) {
 		expectQuantity(t, "ephemeral-storage", got[corev1.ResourceEphemeralStorage], "26Gi") // 30 − 1 − 3
 	})
 }
+
+// VM_MEMORY_OVERHEAD_PERCENT changes what a type's memory offers as Karpenter's AWS provider computes it:
+// capacity less ceil(MiB × percent) MiB. c6a.large has 4096 MiB: 308 MiB at the default 7.5 %, 410 MiB at
+// 10 %, none at 0.
+func TestForNodeClassVMMemoryOverheadPercent(t *testing.T) {
+	its := ec2Catalog(t)
+	memory := func(percent float64) resource.Quantity {
+		t.Helper()
+		it := byName(catalog.ForNodeClassWithVMOverhead(its, al2023(nil), percent), "c6a.large")
+		if it == nil {
+			t.Fatal("no c6a.large")
+		}
+		return it.Allocatable()[corev1.ResourceMemory]
+	}
+	base := memory(catalog.DefaultVMMemoryOverheadPercent)
+	expectQuantity(t, "allocatable memory at 7.5%", base, "3114Mi")
+	for _, tc := range []struct {
+		percent float64
+		delta   int64 // MiB more than at the default
+	}{{0.1, 308 - 410}, {0, 308}, {0.075, 0}} {
+		want := base.DeepCopy()
+		want.Add(*resource.NewQuantity(tc.delta<<20, resource.BinarySI))
+		expectQuantity(t, "allocatable memory", memory(tc.percent), want.String())
+	}
+}

@@ -92,7 +92,8 @@ func newCloudProvider(deps Deps) (cloudprovider.CloudProvider, []controller, err
 	switch deps.Options.CloudProvider {
 	case "sim":
 		mgr := deps.Manager
-		cloud, err := sim.New(sim.Deps{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Clock: deps.Clock, LaunchDelay: deps.Options.SimLaunchDelay})
+		cloud, err := sim.New(sim.Deps{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Clock: deps.Clock, LaunchDelay: deps.Options.SimLaunchDelay,
+			VMMemoryOverheadPercent: &deps.Options.VMMemoryOverheadPercent})
 		if err != nil {
 			return nil, nil, fmt.Errorf("creating simulated cloud provider, %w", err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	awsv1 "github.com/lathe-autoscaler/lathe/pkg/apis/aws/v1"
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 )
 
@@ -160,9 +161,15 @@ type CompatibilityOptions struct {
 	AllowUndefined map[string]bool
 }
 
-// AllowUndefinedWellKnown allows every well-known label (zone, instance type, arch, ...) and any extra keys.
+// AllowUndefinedWellKnown allows every well-known label and any extra keys: Karpenter's (zone, instance
+// type, arch, capacity type, ...) and those the AWS provider registers (karpenter.k8s.aws/instance-family,
+// instance-size, instance-cpu, topology.k8s.aws/zone-id, ...). A pod may select on them although a NodePool
+// doesn't mention them; the instance types' values then decide which types remain, as in Karpenter.
 func AllowUndefinedWellKnown(extra ...string) CompatibilityOptions {
 	allowed := v1.WellKnownLabels()
+	for _, k := range awsv1.WellKnownLabels() {
+		allowed[k] = true
+	}
 	for _, k := range extra {
 		allowed[k] = true
 	}

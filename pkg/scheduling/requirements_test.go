@@ -26,6 +26,10 @@ func TestRequirementsCompatible(t *testing.T) {
 		{"other zone", scheduling.FromLabels(map[string]string{zone: "c"}), `key "topology.kubernetes.io/zone": requires In [c], allowed In [a b]`},
 		{"undefined custom label", scheduling.FromLabels(map[string]string{"team": "x"}), `label "team" does not have known values`},
 		{"undefined well-known label", scheduling.FromLabels(map[string]string{v1.LabelArch: "arm64"}), ""},
+		{"undefined AWS instance label", scheduling.FromLabels(map[string]string{"karpenter.k8s.aws/instance-family": "c6a"}), ""},
+		{"undefined AWS zone id", scheduling.NewRequirements(scheduling.MustRequirement("topology.k8s.aws/zone-id", corev1.NodeSelectorOpExists)), ""},
+		{"undefined AWS instance cpu bound", scheduling.NewRequirements(scheduling.MustRequirement("karpenter.k8s.aws/instance-cpu", corev1.NodeSelectorOpGt, "4")), ""},
+		{"unknown label in the AWS domain", scheduling.FromLabels(map[string]string{"karpenter.k8s.aws/instance-colour": "red"}), `label "karpenter.k8s.aws/instance-colour" does not have known values`},
 		{"notin undefined", scheduling.NewRequirements(scheduling.MustRequirement("team", corev1.NodeSelectorOpNotIn, "x")), ""},
 		{"opt out of karpenter", scheduling.NewRequirements(scheduling.MustRequirement(v1.NodePoolLabelKey, corev1.NodeSelectorOpDoesNotExist)), `key "karpenter.sh/nodepool"`},
 	}

@@ -208,3 +208,36 @@ spec:
 		t.Errorf("maxPods 110: %d nodeclaims for 40 tiny pods, want 1", n)
 	}
 }
+
+// A pod selecting a well-known AWS label the tutorial NodePool doesn't mention gets a node of that family.
+func TestWellKnownProviderLabel(t *testing.T) {
+	tutorial, err := os.ReadFile("../../../examples/tutorial-nodepool.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pod = `
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: compute}
+spec:
+  nodeSelector: {karpenter.k8s.aws/instance-family: c6a}
+  containers: [{name: app, image: pause, resources: {requests: {cpu: "1", memory: 1Gi}}}]
+`
+	out, stderr, err := run(t, string(tutorial)+pod, "-f", "-", "-o", "json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var res result
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(res.Unschedulable) != 0 || len(res.NodeClaims) != 1 {
+		t.Fatalf("want one claim, got %+v, unschedulable %+v", res.NodeClaims, res.Unschedulable)
+	}
+	for _, name := range res.NodeClaims[0].InstanceTypes {
+		if !strings.HasPrefix(name, "c6a.") {
+			t.Errorf("instance type %s is not a c6a", name)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package crds_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	awsv1 "github.com/lathe-autoscaler/lathe/pkg/apis/aws/v1"
@@ -88,13 +89,26 @@ func TestEC2NodeClassValidation(t *testing.T) {
 		{name: "capacity reservation id with owner", patch: "spec: {capacityReservationSelectorTerms: [{id: cr-123, ownerID: '012345678901'}]}", reject: "'id' is mutually exclusive"},
 		{name: "capacity reservation bad owner", patch: "spec: {capacityReservationSelectorTerms: [{tags: {a: b}, ownerID: '42'}]}", reject: "should match"},
 		{name: "placement group by name", patch: "spec: {placementGroupSelector: {name: my-pg}}"},
-		{name: "placement group by name and id", patch: "spec: {placementGroupSelector: {name: my-pg, id: pg-123}}", reject: "expected exactly one of ['name', 'id']"},
+		{name: "placement group by name and id", patch: "spec: {placementGroupSelector: {name: my-pg, id: pg-123}}", reject: "'name' and 'id' are mutually exclusive"},
+		{name: "placement group by neither", patch: "spec: {placementGroupSelector: {}}", reject: "expected at least one, got none, ['name', 'id']"},
+		{name: "placement group long name", patch: "spec: {placementGroupSelector: {name: " + strings.Repeat("p", 256) + "}}"},
 		{name: "EFA interfaces", patch: "spec: {networkInterfaces: [{networkCardIndex: 0, deviceIndex: 0, interfaceType: interface}, {networkCardIndex: 1, deviceIndex: 0, interfaceType: efa-only}]}"},
-		{name: "interfaces without primary", patch: "spec: {networkInterfaces: [{networkCardIndex: 1, deviceIndex: 0, interfaceType: interface}]}", reject: "must include the primary interface"},
+		{name: "interfaces without primary", patch: "spec: {networkInterfaces: [{networkCardIndex: 1, deviceIndex: 0, interfaceType: interface}]}", reject: "networkInterfaces must include a primary interface with interfaceType='interface'"},
+		{name: "efa-only primary interface", patch: "spec: {networkInterfaces: [{networkCardIndex: 0, deviceIndex: 0, interfaceType: efa-only}]}", reject: "networkInterfaces must include a primary interface with interfaceType='interface'"},
+		{name: "interface without type", patch: "spec: {networkInterfaces: [{networkCardIndex: 0, deviceIndex: 0}]}", reject: "Required value"},
+		{name: "duplicate interface", patch: "spec: {networkInterfaces: [{networkCardIndex: 0, deviceIndex: 0, interfaceType: interface}, {networkCardIndex: 0, deviceIndex: 0, interfaceType: interface}]}", reject: "must not have duplicate networkCardIndex and deviceIndex pairs"},
+		{name: "two efa-only on one card", patch: "spec: {networkInterfaces: [{networkCardIndex: 0, deviceIndex: 0, interfaceType: interface}, {networkCardIndex: 1, deviceIndex: 0, interfaceType: efa-only}, {networkCardIndex: 1, deviceIndex: 1, interfaceType: efa-only}]}", reject: "at most one efa device per network card"},
+		{name: "high card and device index", patch: "spec: {networkInterfaces: [{networkCardIndex: 0, deviceIndex: 0, interfaceType: interface}, {networkCardIndex: 16, deviceIndex: 32, interfaceType: interface}]}"},
 		{name: "negative ip prefix count", patch: "spec: {ipPrefixCount: -1}", reject: "should be greater than or equal to 0"},
-		{name: "connection tracking", patch: "spec: {connectionTracking: {tcpEstablishedTimeout: 1h, udpStreamTimeout: 2m, udpTimeout: 30s}}"},
+		{name: "connection tracking", patch: "spec: {connectionTracking: {tcpEstablishedTimeout: 3600, udpStreamTimeout: 120, udpTimeout: 30}}"},
+		{name: "connection tracking as durations", patch: "spec: {connectionTracking: {tcpEstablishedTimeout: 1h}}", reject: anyError},
+		{name: "connection tracking empty", patch: "spec: {connectionTracking: {}}", reject: "at least one of tcpEstablishedTimeout, udpStreamTimeout, or udpTimeout must be set"},
+		{name: "connection tracking udp timeout too long", patch: "spec: {connectionTracking: {udpTimeout: 61}}", reject: "should be less than or equal to 60"},
+		{name: "kube reserved not a quantity", patch: "spec: {kubelet: {kubeReserved: {cpu: lots}}}", reject: "should match"},
+		{name: "eviction threshold not a quantity", patch: "spec: {kubelet: {evictionHard: {memory.available: lots}}}", reject: "should match"},
 		{name: "nested virtualization", patch: "spec: {cpuOptions: {nestedVirtualization: enabled}}"},
 		{name: "unknown field", patch: "spec: {amiFamly: AL2023}", reject: "unknown field"},
+		{name: "no spec", patch: "spec: null"},
 	})
 }
 

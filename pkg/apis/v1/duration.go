@@ -17,7 +17,7 @@ type NillableDuration struct {
 
 	// Raw keeps the exact bytes that were decoded, so a value round-trips unchanged. It is exported so
 	// that reflection-based comparisons (equality.Semantic.DeepEqual) can read it.
-	Raw []byte `json:"-"`
+	Raw []byte `json:"-" hash:"ignore"`
 }
 
 // MustParseNillableDuration parses "Never" or a Go duration, and panics on anything else. For constants and tests.
@@ -32,7 +32,9 @@ func MustParseNillableDuration(s string) NillableDuration {
 // ParseNillableDuration parses "Never" or a Go duration.
 func ParseNillableDuration(s string) (NillableDuration, error) {
 	if s == Never {
-		return NillableDuration{Raw: []byte(`"` + Never + `"`)}, nil
+		// Never is the zero value, with no raw text: Karpenter's template hash skips zero values, so a
+		// template saying "Never" hashes like one that leaves expireAfter out, as it does upstream.
+		return NillableDuration{}, nil
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
@@ -63,7 +65,9 @@ func (d *NillableDuration) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*d = parsed
-	d.Raw = append([]byte(nil), b...)
+	if !d.IsNever() {
+		d.Raw = append([]byte(nil), b...)
+	}
 	return nil
 }
 

@@ -61,8 +61,9 @@ func TestIsRestrictedLabel(t *testing.T) {
 		"beta.kubernetes.io/arch":            false,
 		"node.kubernetes.io/instance-type":   false,
 		"node-restriction.kubernetes.io/foo": false,
-		"kubernetes.io/custom":               true,
-		"k8s.io/custom":                      true,
+		"kubernetes.io/custom":               false, // Karpenter v1.14 restricts only its own domains
+		"k8s.io/custom":                      false,
+		"sub.karpenter.sh/custom":            true,
 		"kops.k8s.io/instancegroup":          false,
 		"example.com/team":                   false,
 		"team":                               false,

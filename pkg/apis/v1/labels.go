@@ -96,11 +96,10 @@ func NormalizeLabelKey(key string) string {
 	return key
 }
 
-// restrictedLabelDomains are domains users may not set labels in, apart from the exceptions below.
-var restrictedLabelDomains = []string{"kubernetes.io", "k8s.io", Group}
-
-// labelDomainExceptions are sub-domains of restricted domains that users may use.
-var labelDomainExceptions = []string{"kops.k8s.io", "node.kubernetes.io", "node-restriction.kubernetes.io"}
+// restrictedLabelDomains are domains users may not set labels in, apart from the well-known labels. Like
+// Karpenter v1.14, other kubernetes.io and k8s.io keys are allowed. (The karpenter.k8s.aws domain is
+// restricted by the CRDs, which list its well-known labels.)
+var restrictedLabelDomains = []string{Group}
 
 // IsRestrictedLabel reports whether a NodePool may not set or require the label key, and why. It mirrors
 // the CRD's CEL rules, for checks that run outside the API server (for example the offline simulator).
@@ -117,11 +116,6 @@ func IsRestrictedLabel(key string) (bool, string) {
 	domain, _, found := strings.Cut(key, "/")
 	if !found {
 		return false, ""
-	}
-	for _, exception := range labelDomainExceptions {
-		if strings.HasSuffix(domain, exception) {
-			return false, ""
-		}
 	}
 	for _, restricted := range restrictedLabelDomains {
 		if strings.HasSuffix(domain, restricted) {

@@ -57,10 +57,10 @@ type NodeClaimSpec struct {
 	// +kubebuilder:validation:MaxItems:=100
 	// +listType=atomic
 	// +required
-	Requirements []NodeSelectorRequirementWithMinValues `json:"requirements"`
+	Requirements []NodeSelectorRequirementWithMinValues `json:"requirements" hash:"ignore"`
 	// Resources the node must have room for: the sum of the requests of the pods it was launched for.
 	// +optional
-	Resources ResourceRequirements `json:"resources,omitempty"`
+	Resources ResourceRequirements `json:"resources,omitempty" hash:"ignore"`
 	// NodeClassRef names the provider node class the node launches with.
 	// +required
 	NodeClassRef *NodeClassReference `json:"nodeClassRef"`

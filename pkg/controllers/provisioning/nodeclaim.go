@@ -1,7 +1,6 @@
 package provisioning
 
 import (
-	"fmt"
 	"maps"
 
 	corev1 "k8s.io/api/core/v1"
@@ -9,7 +8,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
-	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodepool/hash"
 	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
 )
 
@@ -37,12 +35,8 @@ func NewNodeClaim(pool *v1.NodePool, plan solver.NodeClaimPlan) (*v1.NodeClaim, 
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	templateHash, err := hash.Template(pool)
-	if err != nil {
-		return nil, fmt.Errorf("hashing the template of nodepool %s, %w", pool.Name, err)
-	}
-	annotations[v1.NodePoolHashAnnotationKey] = templateHash
-	annotations[v1.NodePoolHashVersionAnnotationKey] = hash.Version
+	annotations[v1.NodePoolHashAnnotationKey] = pool.Hash()
+	annotations[v1.NodePoolHashVersionAnnotationKey] = v1.NodePoolHashVersion
 	if plan.MinValuesRelaxed {
 		annotations[v1.NodeClaimMinValuesRelaxedAnnotationKey] = "true"
 	}

@@ -255,3 +255,50 @@ func TestProvisionRespectsLimits(t *testing.T) {
 		t.Error("no pod was reported unschedulable although the limit cannot hold 8 cpu")
 	}
 }
+
+// A pod selecting a well-known AWS label the NodePool leaves open gets a NodeClaim narrowed to that label.
+func TestProvisionWellKnownProviderLabel(t *testing.T) {
+	t.Cleanup(func() { cleanup(t) })
+	its, err := catalog.EC2(catalog.EC2Options{Categories: []string{"c", "m", "r"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &eventsfake.Recorder{}
+	p := provisioning.NewProvisioner(provisioning.Deps{
+		Client: cachedClient, Cluster: cluster, CloudProvider: fake.New(its...), Clock: clocktesting.NewFakeClock(time.Now()), Recorder: rec,
+		Registerer: prometheus.NewRegistry(), BatchIdleDuration: time.Second, BatchMaxDuration: 10 * time.Second,
+	})
+	createPool(t, "default", func(p *v1.NodePool) {
+		p.Spec.Template.Spec.Requirements = append(p.Spec.Template.Spec.Requirements,
+			v1.NodeSelectorRequirementWithMinValues{Key: "karpenter.k8s.aws/instance-category", Operator: corev1.NodeSelectorOpIn, Values: []string{"c", "m", "r"}})
+	})
+	createPendingPod(t, "compute", "1", func(p *corev1.Pod) {
+		p.Spec.NodeSelector = map[string]string{"karpenter.k8s.aws/instance-family": "c6a"}
+	})
+	provision(t, p, 1)
+	claims := listClaims(t)
+	if len(claims) != 1 {
+		var reasons []string
+		for _, e := range rec.WithReason("FailedScheduling") {
+			reasons = append(reasons, e.Message)
+		}
+		t.Fatalf("created %d nodeclaims, want 1 (FailedScheduling: %q)", len(claims), reasons)
+	}
+	family, types := false, 0
+	for _, r := range claims[0].Spec.Requirements {
+		switch r.Key {
+		case "karpenter.k8s.aws/instance-family":
+			family = r.Operator == corev1.NodeSelectorOpIn && len(r.Values) == 1 && r.Values[0] == "c6a"
+		case v1.LabelInstanceType:
+			for _, name := range r.Values {
+				types++
+				if !strings.HasPrefix(name, "c6a.") {
+					t.Errorf("instance type %s is not a c6a", name)
+				}
+			}
+		}
+	}
+	if !family || types == 0 {
+		t.Errorf("requirements %v should pin the family and list c6a types", claims[0].Spec.Requirements)
+	}
+}

@@ -48,7 +48,8 @@ type Options struct {
 	// BatchIdleDuration closes a provisioning batch once no new pending pod arrived for this long.
 	BatchIdleDuration time.Duration
 
-	// FeatureGates switches alpha and beta features on or off.
+	// FeatureGates switches alpha and beta features on or off. Parse refuses to turn on a gate whose feature
+	// Lathe does not build yet; controllers read the gates of features they build.
 	FeatureGates FeatureGates
 	// PreferencePolicy is Respect (preferred affinities count while scheduling, relaxed if they can't be met) or
 	// Ignore (they are dropped).
@@ -60,6 +61,7 @@ type Options struct {
 	IgnoreDRARequests bool
 
 	// VMMemoryOverheadPercent is the fraction of an instance type's memory reserved for the hypervisor, in [0, 1).
+	// The simulated provider's instance types take it off what each type's memory offers.
 	VMMemoryOverheadPercent float64
 	// ReservedENIs is the number of network interfaces kept back from the max-pods calculation.
 	ReservedENIs int
@@ -103,7 +105,8 @@ type Options struct {
 	// MemoryLimit is the container memory limit in bytes; when positive the Go soft memory limit is set to 90%
 	// of it. Zero or negative means no limit.
 	MemoryLimit int64
-	// CPURequests is the container CPU request in millicores.
+	// CPURequests is the container CPU request in millicores. Karpenter's chart always sets it; Karpenter
+	// scales controller concurrency with it, Lathe accepts any value and does not use it.
 	CPURequests int64
 
 	// LogLevel is debug, info or error.
@@ -183,7 +186,7 @@ func (o *Options) validate() error {
 	if o.MetricsPort != 0 && o.MetricsPort == o.HealthProbePort {
 		errs = append(errs, fmt.Errorf("METRICS_PORT and HEALTH_PROBE_PORT are both %d: they must differ", o.MetricsPort))
 	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, o.unsupported())...)
 }
 
 // SoftMemoryLimit returns the Go soft memory limit to apply (90% of MemoryLimit) and whether there is one.

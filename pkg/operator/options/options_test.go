@@ -78,12 +78,12 @@ func TestFromEnvironment(t *testing.T) {
 		"INTERRUPTION_QUEUE":                  "prod-queue",
 		"BATCH_MAX_DURATION":                  "30s",
 		"BATCH_IDLE_DURATION":                 "500ms",
-		"FEATURE_GATES":                       "NodeRepair=true, SpotToSpotConsolidation=true,ReservedCapacity=false",
+		"FEATURE_GATES":                       "NodeRepair=false, SpotToSpotConsolidation=false,ReservedCapacity=false",
 		"PREFERENCE_POLICY":                   "Ignore",
 		"MIN_VALUES_POLICY":                   "BestEffort",
-		"IGNORE_DRA_REQUESTS":                 "false",
+		"IGNORE_DRA_REQUESTS":                 "true",
 		"VM_MEMORY_OVERHEAD_PERCENT":          "0.1",
-		"RESERVED_ENIS":                       "2",
+		"RESERVED_ENIS":                       "0",
 		"ISOLATED_VPC":                        "true",
 		"EKS_CONTROL_PLANE":                   "true",
 		"DISABLE_DRY_RUN":                     "true",
@@ -98,7 +98,7 @@ func TestFromEnvironment(t *testing.T) {
 		"LEADER_ELECTION_NAME":                "lathe-leader",
 		"SYSTEM_NAMESPACE":                    "karpenter",
 		"DISABLE_CONTROLLER_WARMUP":           "false",
-		"DISABLE_CLUSTER_STATE_OBSERVABILITY": "true",
+		"DISABLE_CLUSTER_STATE_OBSERVABILITY": "false",
 		"ENABLE_PROFILING":                    "true",
 		"MEMORY_LIMIT":                        "1000",
 		"CPU_REQUESTS":                        "250",
@@ -119,12 +119,12 @@ func TestFromEnvironment(t *testing.T) {
 		InterruptionQueue:                "prod-queue",
 		BatchMaxDuration:                 30 * time.Second,
 		BatchIdleDuration:                500 * time.Millisecond,
-		FeatureGates:                     options.FeatureGates{NodeRepair: true, SpotToSpotConsolidation: true},
+		FeatureGates:                     options.FeatureGates{},
 		PreferencePolicy:                 "Ignore",
 		MinValuesPolicy:                  "BestEffort",
-		IgnoreDRARequests:                false,
+		IgnoreDRARequests:                true,
 		VMMemoryOverheadPercent:          0.1,
-		ReservedENIs:                     2,
+		ReservedENIs:                     0,
 		IsolatedVPC:                      true,
 		EKSControlPlane:                  true,
 		DisableDryRun:                    true,
@@ -140,7 +140,7 @@ func TestFromEnvironment(t *testing.T) {
 		LeaderElectionNamespace:          "karpenter",
 		SystemNamespace:                  "karpenter",
 		DisableControllerWarmup:          false,
-		DisableClusterStateObservability: true,
+		DisableClusterStateObservability: false,
 		EnableProfiling:                  true,
 		MemoryLimit:                      1000,
 		CPURequests:                      250,
@@ -165,7 +165,7 @@ func TestFlagOverridesEnvironment(t *testing.T) {
 		"LEADER_ELECTION_NAMESPACE": "from-env",
 		"DISABLE_LEADER_ELECTION":   "true",
 		"LOG_LEVEL":                 "debug",
-		"FEATURE_GATES":             "NodeRepair=true",
+		"FEATURE_GATES":             "NodeRepair=true", // ignored: the flag wins
 	})
 	got, err := options.Parse([]string{
 		"--cluster-name=from-flag",
@@ -173,7 +173,7 @@ func TestFlagOverridesEnvironment(t *testing.T) {
 		"--leader-election-namespace=from-flag",
 		"--disable-leader-election=false",
 		"--log-level=error",
-		"--feature-gates=NodeOverlay=true",
+		"--feature-gates=ReservedCapacity=false",
 		"--enable-profiling",
 		"-kube-client-qps=7",
 	}, env(vars))
@@ -189,7 +189,7 @@ func TestFlagOverridesEnvironment(t *testing.T) {
 		{"LeaderElectionNamespace", got.LeaderElectionNamespace, "from-flag"},
 		{"DisableLeaderElection", got.DisableLeaderElection, false},
 		{"LogLevel", got.LogLevel, "error"},
-		{"FeatureGates", got.FeatureGates, options.FeatureGates{ReservedCapacity: true, NodeOverlay: true}},
+		{"FeatureGates", got.FeatureGates, options.FeatureGates{}},
 		{"EnableProfiling", got.EnableProfiling, true},
 		{"KubeClientQPS", got.KubeClientQPS, 7},
 	}
@@ -335,5 +335,44 @@ func TestFeatureGates(t *testing.T) {
 	const defaults = "NodeRepair=false,ReservedCapacity=true,SpotToSpotConsolidation=false,NodeOverlay=false,StaticCapacity=false,CapacityBuffer=false"
 	if got := options.DefaultFeatureGates().String(); got != defaults {
 		t.Errorf("DefaultFeatureGates().String() = %q, want %q", got, defaults)
+	}
+}
+
+// Settings Lathe parses but does not honour yet are refused when they ask for anything but Karpenter's
+// default, with a message naming the setting; at their defaults (which Karpenter's chart writes) they pass.
+func TestUnsupportedSettingsAreRefused(t *testing.T) {
+	tests := []struct {
+		vars map[string]string
+		want []string // every one must appear in the error
+	}{
+		{map[string]string{"FEATURE_GATES": "SpotToSpotConsolidation=true"}, []string{"FEATURE_GATES", "SpotToSpotConsolidation=true", "not supported yet"}},
+		{map[string]string{"FEATURE_GATES": "NodeRepair=true,StaticCapacity=true"}, []string{"NodeRepair=true", "StaticCapacity=true"}},
+		{map[string]string{"FEATURE_GATES": "NodeOverlay=true"}, []string{"NodeOverlay=true"}},
+		{map[string]string{"FEATURE_GATES": "CapacityBuffer=true"}, []string{"CapacityBuffer=true"}},
+		{map[string]string{"RESERVED_ENIS": "1"}, []string{"RESERVED_ENIS=1 is not supported yet"}},
+		{map[string]string{"IGNORE_DRA_REQUESTS": "false"}, []string{"IGNORE_DRA_REQUESTS=false is not supported yet"}},
+		{map[string]string{"DISABLE_CLUSTER_STATE_OBSERVABILITY": "true"}, []string{"DISABLE_CLUSTER_STATE_OBSERVABILITY=true is not supported yet"}},
+	}
+	for _, tt := range tests {
+		_, err := options.Parse(nil, env(with(tt.vars)))
+		if err == nil {
+			t.Errorf("Parse(%v) accepted an unsupported setting", tt.vars)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("Parse(%v) error %q does not mention %q", tt.vars, err, w)
+			}
+		}
+	}
+	// What Karpenter's chart writes by default, and any CPU_REQUESTS it derives from the pod's request.
+	chart := with(map[string]string{
+		"FEATURE_GATES":       "ReservedCapacity=true,SpotToSpotConsolidation=false,NodeRepair=false,NodeOverlay=false,StaticCapacity=false,CapacityBuffer=false",
+		"CPU_REQUESTS":        "250",
+		"MEMORY_LIMIT":        "1073741824",
+		"IGNORE_DRA_REQUESTS": "true",
+	})
+	if _, err := options.Parse(nil, env(chart)); err != nil {
+		t.Errorf("Parse() of the chart's defaults: %v", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -71,6 +72,9 @@ type Deps struct {
 	LaunchDelay time.Duration
 	// Region the instances run in. Default us-east-1.
 	Region string
+	// VMMemoryOverheadPercent is VM_MEMORY_OVERHEAD_PERCENT: the share of each type's memory the hypervisor
+	// keeps. Nil means catalog.DefaultVMMemoryOverheadPercent, which the catalog's figures assume.
+	VMMemoryOverheadPercent *float64
 }
 
 // CloudProvider is the simulated provider. Construct it with New.
@@ -81,6 +85,7 @@ type CloudProvider struct {
 	timers      clock.WithDelayedExecution
 	catalog     cloudprovider.InstanceTypes
 	launchDelay time.Duration
+	vmOverhead  float64
 	region      string
 	zoneIDs     map[string]string
 
@@ -127,6 +132,7 @@ func New(deps Deps) (*CloudProvider, error) {
 		timers:      timers,
 		catalog:     deps.InstanceTypes,
 		launchDelay: deps.LaunchDelay,
+		vmOverhead:  ptr.Deref(deps.VMMemoryOverheadPercent, catalog.DefaultVMMemoryOverheadPercent),
 		region:      deps.Region,
 		zoneIDs:     zoneIDs(deps.Region, catalogZones(deps.InstanceTypes)),
 		capacity:    newCapacity(),
@@ -340,19 +346,23 @@ func (c *CloudProvider) poolNodeClass(ctx context.Context, nodePool *v1.NodePool
 	return nodeClass
 }
 
-// typesFor returns the catalog as nodes of the node class have it (the catalog itself for nil), computed
+// typesFor returns the catalog as nodes of the node class have it (the catalog itself for nil, unless
+// VM_MEMORY_OVERHEAD_PERCENT differs from the catalog's assumption), computed
 // once per node class generation.
 func (c *CloudProvider) typesFor(nodeClass *awsv1.EC2NodeClass) cloudprovider.InstanceTypes {
-	if nodeClass == nil {
+	if nodeClass == nil && c.vmOverhead == catalog.DefaultVMMemoryOverheadPercent {
 		return c.catalog
 	}
-	key := nodeClassKey{name: nodeClass.Name, uid: string(nodeClass.UID), generation: nodeClass.Generation}
+	var key nodeClassKey
+	if nodeClass != nil {
+		key = nodeClassKey{name: nodeClass.Name, uid: string(nodeClass.UID), generation: nodeClass.Generation}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if its, ok := c.byNodeClass[key]; ok {
 		return its
 	}
-	its := catalog.ForNodeClass(c.catalog, nodeClass)
+	its := catalog.ForNodeClassWithVMOverhead(c.catalog, nodeClass, c.vmOverhead)
 	if len(c.byNodeClass) >= maxCachedNodeClasses {
 		clear(c.byNodeClass)
 	}

@@ -104,15 +104,7 @@ func (c *checker) addNode(n *node) {
 
 func (n *node) add(p *corev1.Pod) {
 	addLists(n.requests, requestsOf(p))
-	for _, list := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
-		for _, ctr := range list {
-			for _, port := range ctr.Ports {
-				if port.HostPort > 0 {
-					n.ports = append(n.ports, port)
-				}
-			}
-		}
-	}
+	n.ports = append(n.ports, hostPorts(p)...)
 	n.pods = append(n.pods, p)
 }
 

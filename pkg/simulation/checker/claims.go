@@ -43,7 +43,7 @@ func (c *checker) checkClaim(nc *solver.NodeClaimPlan) {
 			c.fail("claim %s: requirement on %s allows what the nodepool doesn't", nc.Name, k)
 		}
 	}
-	n := &node{name: nc.Name, taints: pool.Spec.Template.Spec.Taints, requests: c.daemonSetOverhead(pool, poolRules), rules: rules}
+	n := &node{name: nc.Name, taints: pool.Spec.Template.Spec.Taints, requests: corev1.ResourceList{}, rules: rules}
 	for _, ref := range nc.Pods {
 		if pod := c.pods[ref]; pod != nil {
 			n.add(pod)
@@ -60,9 +60,14 @@ func (c *checker) checkClaim(nc *solver.NodeClaimPlan) {
 				c.fail("claim %s: instance type %s is incompatible with its requirement on %s", nc.Name, it.Name, k)
 			}
 		}
-		if !fits(n.requests, it.Allocatable()) {
-			c.fail("claim %s: pods and daemonsets %v don't fit instance type %s (allocatable %v)", nc.Name, n.requests, it.Name, it.Allocatable())
+		daemons := c.daemonSets(pool, poolRules, typeRules)
+		withDaemons := corev1.ResourceList{}
+		addLists(withDaemons, n.requests)
+		addLists(withDaemons, daemons.requests)
+		if !fits(withDaemons, it.Allocatable()) {
+			c.fail("claim %s: pods and daemonsets %v don't fit instance type %s (allocatable %v)", nc.Name, withDaemons, it.Name, it.Allocatable())
 		}
+		c.checkPorts(&node{name: nc.Name + " as " + it.Name, ports: append(append([]corev1.ContainerPort{}, n.ports...), daemons.ports...)})
 		price := priceOf(it, rules)
 		if math.IsInf(price, 1) {
 			c.fail("claim %s: instance type %s has no available offering its requirements allow", nc.Name, it.Name)
@@ -133,12 +138,18 @@ func nodeLabels(name, pool string, rules labelRules) map[string]string {
 	return labels
 }
 
-// daemonSetOverhead sums the requests of the DaemonSets whose pods would run on the pool's nodes: those
-// tolerating its taints and startup taints with a node term the pool's nodes may meet. A key the pool
-// doesn't constrain may be met when it is well known (the instance type or the cloud sets it) or when
-// the term accepts its absence.
-func (c *checker) daemonSetOverhead(pool *v1.NodePool, poolRules labelRules) corev1.ResourceList {
-	total := corev1.ResourceList{}
+// daemonLoad is what the DaemonSets running on a node take: their requests and host ports.
+type daemonLoad struct {
+	requests corev1.ResourceList
+	ports    []corev1.ContainerPort
+}
+
+// daemonSets sums the DaemonSets whose pods would run on a node of the instance type from the pool: those
+// tolerating its taints and startup taints with a node term both the pool's nodes and the type may meet.
+// A key the pool doesn't constrain may be met when it is well known (the instance type or the cloud sets
+// it) or when the term accepts its absence; a key the type has must overlap the term's values.
+func (c *checker) daemonSets(pool *v1.NodePool, poolRules, typeRules labelRules) daemonLoad {
+	load := daemonLoad{requests: corev1.ResourceList{}}
 	taints := append(append([]corev1.Taint{}, pool.Spec.Template.Spec.Taints...), pool.Spec.Template.Spec.StartupTaints...)
 	withPool := poolRules.and(rulesOfLabels(map[string]string{v1.NodePoolLabelKey: pool.Name}))
 	wellKnown := v1.WellKnownLabels()
@@ -164,13 +175,38 @@ func (c *checker) daemonSetOverhead(pool *v1.NodePool, poolRules labelRules) cor
 			continue
 		}
 		for _, t := range terms {
-			if mayMeet(t) {
-				addLists(total, requestsOf(pod))
+			if mayMeet(t) && typeMeets(typeRules, t) {
+				addLists(load.requests, requestsOf(pod))
+				load.ports = append(load.ports, hostPorts(pod)...)
 				break
 			}
 		}
 	}
-	return total
+	return load
+}
+
+// typeMeets reports whether every key of the term that the type has overlaps the type's values.
+func typeMeets(typeRules, term labelRules) bool {
+	for k, want := range term {
+		if have, ok := typeRules[k]; ok && !overlap(have, want) {
+			return false
+		}
+	}
+	return true
+}
+
+func hostPorts(p *corev1.Pod) []corev1.ContainerPort {
+	var out []corev1.ContainerPort
+	for _, list := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
+		for _, ctr := range list {
+			for _, port := range ctr.Ports {
+				if port.HostPort > 0 {
+					out = append(out, port)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // checkLimits: each pool's existing, in-flight and planned capacity stays within its limits.

@@ -8,8 +8,8 @@
 // # Pipeline
 //
 //	prepare   pods → podInfo (requests, node requirement terms, tolerations, host ports, topology terms,
-//	          preferences); NodePools → poolInfo (template requirements, taints, daemonset overhead, limits,
-//	          instance types sorted by price)
+//	          preferences); NodePools → poolInfo (template requirements, taints, limits, instance types
+//	          sorted by price, each with the overhead and host ports of the DaemonSets it admits)
 //	order     pods sorted largest first (several orders are tried, see Options.Orders)
 //	place     for each pod and each relaxation of its preferences:
 //	            1. existing nodes and in-flight NodeClaims (already paid for)

@@ -2,6 +2,7 @@ package solver
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -9,19 +10,41 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 )
 
-// newClaim opens a claim for the pod from the highest-weight NodePool that can hold it.
+// newClaim opens a claim for the pod from the highest-weight NodePool that can hold it. The pod's required
+// node affinity terms are alternatives, tried in the pod's order as Karpenter does: every pool under the
+// first term, then every pool under the next.
 func (r *run) newClaim(p *podInfo, att *attempt) (claimChoice, bool) {
-	for _, pool := range r.prep.pools {
-		if c, why := r.tryPool(p, att, pool, false); why == "" {
-			return claimChoice{claim: c, cost: c.price()}, true
+	for _, term := range att.terms {
+		for _, pool := range r.prep.pools {
+			if c, why := r.tryPool(p, att, term, pool, false); why == "" {
+				return claimChoice{claim: c, cost: c.price()}, true
+			}
 		}
 	}
 	return claimChoice{}, false
 }
 
-// tryPool builds a new claim from the pool holding just the pod (and the pool's daemonsets), or returns why
-// it can't. Reasons are only spelled out when explain is set; otherwise a short marker is returned.
-func (r *run) tryPool(p *podInfo, att *attempt, pool *poolInfo, explain bool) (*target, string) {
+// explainPool says why no node affinity term of the pod lets the pool hold it ("" when one does).
+func (r *run) explainPool(p *podInfo, att *attempt, pool *poolInfo) string {
+	if len(att.terms) == 1 {
+		_, why := r.tryPool(p, att, att.terms[0], pool, true)
+		return why
+	}
+	parts := make([]string, 0, len(att.terms))
+	for i, term := range att.terms {
+		_, why := r.tryPool(p, att, term, pool, true)
+		if why == "" {
+			return ""
+		}
+		parts = append(parts, fmt.Sprintf("node affinity term %d: %s", i+1, why))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// tryPool builds a new claim from the pool holding just the pod (and the pool's daemonsets) under one of the
+// pod's node affinity terms, or returns why it can't. Reasons are only spelled out when explain is set;
+// otherwise a short marker is returned.
+func (r *run) tryPool(p *podInfo, att *attempt, term scheduling.Requirements, pool *poolInfo, explain bool) (*target, string) {
 	fail := func(format string, args ...any) (*target, string) {
 		if !explain {
 			return nil, "x"
@@ -34,18 +57,18 @@ func (r *run) tryPool(p *podInfo, att *attempt, pool *poolInfo, explain bool) (*
 	if err := scheduling.Tolerates(p.tolerations, pool.taints, att.preferNoSchedule); err != nil {
 		return fail("%s", err.Error())
 	}
-	merged, ok := mergeTerms(pool.reqs, att.terms, r.prep.compat)
+	merged, ok := mergeTerm(pool.reqs, term, r.prep.compat)
 	if !ok {
 		if !explain {
 			return nil, "x"
 		}
-		return fail("incompatible requirements, %s", pool.reqs.Compatible(att.terms[0], r.prep.compat).Error())
+		return fail("incompatible requirements, %s", pool.reqs.Compatible(term, r.prep.compat).Error())
 	}
 	if merged == nil {
 		merged = pool.reqs
 	}
 	t := &target{id: len(r.nodes) + len(r.claims), name: newClaimName(pool.name, r.perPool[pool]), kind: kindNewClaim,
-		pool: pool, reqs: merged, taints: pool.taints, used: pool.daemons.clone()}
+		pool: pool, reqs: merged, taints: pool.taints, used: make(vec, len(r.prep.dims.names))}
 	pins, ok, why := r.topologyFit(p, att, t, merged, explain)
 	if !ok {
 		return fail("%s", why)
@@ -61,12 +84,17 @@ func (r *run) tryPool(p *podInfo, att *attempt, pool *poolInfo, explain bool) (*
 	if len(types) == 0 {
 		return fail("no instance type satisfies %s", describeNarrowing(pool.reqs, merged))
 	}
+	if len(p.ports) > 0 && pool.daemonPorts {
+		if types = withoutPortConflicts(types, p.ports); len(types) == 0 {
+			return fail("host ports %s are held by daemonset pods on every allowed instance type", portList(p.ports))
+		}
+	}
 	idx := fitNewType(types, 0, t.used, p.requests)
 	if idx < 0 {
 		if !explain {
 			return nil, "x"
 		}
-		return fail("%s", r.resourceShortfall(p, pool, types))
+		return fail("%s", r.resourceShortfall(p, types))
 	}
 	for ; idx < len(types); idx++ {
 		if !t.used.fitsWith(p.requests, types[idx].alloc) {
@@ -92,6 +120,15 @@ func (r *run) tryPool(p *podInfo, att *attempt, pool *poolInfo, explain bool) (*
 		t.hasMinValues = t.hasMinValues || rq.MinValues != nil
 	}
 	return t, ""
+}
+
+// claimTypes is typesFor without the types on which DaemonSets hold one of the claim's host ports.
+func (r *run) claimTypes(pool *poolInfo, reqs scheduling.Requirements, ports []hostPort) []pricedType {
+	types := r.typesFor(pool, reqs)
+	if len(ports) > 0 && pool.daemonPorts {
+		return withoutPortConflicts(types, ports)
+	}
+	return types
 }
 
 // typesFor returns the pool's types compatible with reqs, priced under them, cached by requirements.
@@ -137,29 +174,46 @@ func (r *run) checkMinValues(t *target, types []pricedType, p *podInfo) (bool, s
 }
 
 // resourceShortfall explains why no type can hold the pod: the first resource it needs more of than the
-// largest allowed type has.
-func (r *run) resourceShortfall(p *podInfo, pool *poolInfo, types []pricedType) string {
+// type with the most room for it has, after that type's DaemonSets.
+func (r *run) resourceShortfall(p *podInfo, types []pricedType) string {
 	dims := r.prep.dims
-	largest := make(vec, len(dims.names))
-	for _, t := range types {
-		largest = maxVec(largest, t.alloc)
-	}
-	need := pool.daemons.clone()
-	need.addInPlace(p.requests)
-	if i := need.firstExceeded(largest); i >= 0 {
-		if pool.daemons[i] > 0 {
-			return fmt.Sprintf("needs %s after %s daemonset overhead, largest allowed type has %s",
-				dims.format(i, need[i]), dims.format(i, pool.daemons[i]), dims.format(i, largest[i]))
+	for i := range dims.names {
+		roomiest := 0
+		for j, t := range types {
+			if t.alloc[i] > types[roomiest].alloc[i] {
+				roomiest = j
+			}
 		}
-		return fmt.Sprintf("needs %s, largest allowed type has %s", dims.format(i, need[i]), dims.format(i, largest[i]))
+		t := types[roomiest]
+		if p.requests[i] <= t.alloc[i] {
+			continue
+		}
+		if t.daemons[i] > 0 {
+			return fmt.Sprintf("needs %s after %s daemonset overhead, largest allowed type has %s",
+				dims.format(i, p.requests[i]+t.daemons[i]), dims.format(i, t.daemons[i]), dims.format(i, t.alloc[i]+t.daemons[i]))
+		}
+		return fmt.Sprintf("needs %s, largest allowed type has %s", dims.format(i, p.requests[i]), dims.format(i, t.alloc[i]))
 	}
 	var parts []string
-	for i := range need {
-		if need[i] > 0 {
-			parts = append(parts, dims.format(i, need[i]))
+	for i := range p.requests {
+		if p.requests[i] > 0 {
+			parts = append(parts, dims.format(i, p.requests[i]))
 		}
 	}
-	return "no single allowed type has all of " + strings.Join(parts, ", ")
+	msg := "no single allowed type has all of " + strings.Join(parts, ", ")
+	if slices.ContainsFunc(types, func(t pricedType) bool { return slices.ContainsFunc(t.daemons, func(q int64) bool { return q > 0 }) }) {
+		msg += " after daemonset overhead"
+	}
+	return msg
+}
+
+// portList renders host ports for people, e.g. "TCP/8080, UDP/53".
+func portList(ports []hostPort) string {
+	parts := make([]string, 0, len(ports))
+	for _, pt := range ports {
+		parts = append(parts, pt.String())
+	}
+	return strings.Join(parts, ", ")
 }
 
 // describeNarrowing shows the requirements the pod added to the pool's.

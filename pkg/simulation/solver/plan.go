@@ -97,8 +97,13 @@ func (r *run) claimPlan(c *target) NodeClaimPlan {
 	}
 	fitting = withinLimits
 	fitting = scheduling.SelectWithMinValues(c.reqs, fitting, r.prep.opts.MaxInstanceTypes, func(t pricedType) scheduling.Requirements { return t.it.Requirements })
+	// The claim requests its pods and the DaemonSets of whichever listed type is launched: the least any
+	// of them runs, per resource.
+	daemons := minDaemons(fitting, len(dims.names))
+	requests := c.used.clone()
+	requests.addInPlace(daemons)
 	nc := NodeClaimPlan{Name: c.name, NodePool: c.pool.name, PricePerHour: c.price(), Sequences: slices.Clone(c.seqs),
-		Requests: dims.list(c.used), DaemonSetOverhead: dims.list(c.pool.daemons), Taints: c.taints, MinValuesRelaxed: c.minValuesRelaxed}
+		Requests: dims.list(requests), DaemonSetOverhead: dims.list(daemons), Taints: c.taints, MinValuesRelaxed: c.minValuesRelaxed}
 	var names []string
 	for _, t := range fitting {
 		nc.InstanceTypes = append(nc.InstanceTypes, t.it)
@@ -325,7 +330,7 @@ func (r *run) explain(p *podInfo) []Reason {
 		out = append(out, Reason{Message: summary})
 	}
 	for _, pool := range r.prep.pools {
-		_, why := r.tryPool(p, &att, pool, true)
+		why := r.explainPool(p, &att, pool)
 		if why == "" {
 			why = "a new node would fit the pod alone, but not alongside the pods placed before it"
 		}

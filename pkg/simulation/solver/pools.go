@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"slices"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
@@ -12,11 +11,24 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 )
 
-// typeOption is an instance type with its resources as vectors.
+// typeOption is an instance type of a pool with its resources as vectors.
 type typeOption struct {
-	it       *cloudprovider.InstanceType
+	it *cloudprovider.InstanceType
+	// alloc is what pods may use: the type's allocatable less the requests of the DaemonSets that would
+	// run on a node of this type from the pool (daemons). A dimension is negative when the DaemonSets
+	// alone don't fit.
 	alloc    vec
 	capacity vec
+	daemons  vec
+	// daemonPorts are the host ports those DaemonSets hold.
+	daemonPorts []hostPort
+}
+
+// allocatable is the type's allocatable before DaemonSets.
+func (t *typeOption) allocatable() vec {
+	out := t.alloc.clone()
+	out.addInPlace(t.daemons)
+	return out
 }
 
 // pricedType is a type priced under a NodeClaim's requirements.
@@ -99,12 +111,13 @@ type poolInfo struct {
 	reqs   scheduling.Requirements
 	taints []corev1.Taint
 	// types compatible with the pool, cheapest first under the pool's requirements.
-	types    []pricedType
-	daemons  vec
-	hasLimit []bool
-	limited  bool // any limit set
-	limits   vec
-	invalid  string
+	types []pricedType
+	// daemonPorts is set when the DaemonSets of some type hold host ports.
+	daemonPorts bool
+	hasLimit    []bool
+	limited     bool // any limit set
+	limits      vec
+	invalid     string
 	// domains caches, per label key, the values the pool's types offer within the pool's requirements.
 	domains map[string][]string
 }
@@ -151,10 +164,10 @@ func (p *poolInfo) computeDomains(key string) []string {
 	return slices.Compact(all)
 }
 
-func newPoolInfos(in Input, dims *resourceDims, daemonSetPods []*corev1.Pod) []*poolInfo {
+func newPoolInfos(in Input, dims *resourceDims, daemons []*daemonInfo, compat scheduling.CompatibilityOptions) []*poolInfo {
 	var pools []*poolInfo
 	for _, np := range in.NodePools {
-		pools = append(pools, newPoolInfo(np, in.InstanceTypes[np.Name], dims, daemonSetPods))
+		pools = append(pools, newPoolInfo(np, in.InstanceTypes[np.Name], dims, daemons, compat))
 	}
 	// Highest weight first; ties go to the name later in the alphabet (Karpenter's OrderByWeight).
 	slices.SortStableFunc(pools, func(a, b *poolInfo) int {
@@ -163,7 +176,7 @@ func newPoolInfos(in Input, dims *resourceDims, daemonSetPods []*corev1.Pod) []*
 	return pools
 }
 
-func newPoolInfo(np *v1.NodePool, its cloudprovider.InstanceTypes, dims *resourceDims, daemonSetPods []*corev1.Pod) *poolInfo {
+func newPoolInfo(np *v1.NodePool, its cloudprovider.InstanceTypes, dims *resourceDims, daemons []*daemonInfo, compat scheduling.CompatibilityOptions) *poolInfo {
 	p := &poolInfo{np: np, name: np.Name, taints: np.Spec.Template.Spec.Taints}
 	if np.Spec.Weight != nil {
 		p.weight = *np.Spec.Weight
@@ -179,23 +192,9 @@ func newPoolInfo(np *v1.NodePool, its cloudprovider.InstanceTypes, dims *resourc
 	reqs = reqs.Intersection(scheduling.FromLabels(np.Spec.Template.Labels))
 	reqs.Add(scheduling.MustRequirement(v1.NodePoolLabelKey, corev1.NodeSelectorOpIn, np.Name))
 	p.reqs = reqs
-	p.types = priceTypes(toOptions(its, dims), reqs)
-	p.daemons = make(vec, len(dims.names))
-	for _, pod := range daemonSetPods {
-		if scheduling.Tolerates(pod.Spec.Tolerations, append(slices.Clone(p.taints), np.Spec.Template.Spec.StartupTaints...), false) != nil {
-			continue
-		}
-		terms, err := scheduling.PodRequirements(pod)
-		if err != nil {
-			continue
-		}
-		for _, t := range terms {
-			if reqs.Compatible(t, scheduling.AllowUndefinedWellKnown()) == nil {
-				p.daemons.addInPlace(dims.vec(scheduling.PodRequests(pod)))
-				break
-			}
-		}
-	}
+	options := toOptions(its, dims)
+	p.daemonPorts = p.applyDaemons(options, daemons, compat)
+	p.types = priceTypes(options, reqs)
 	p.limits = dims.vec(corev1.ResourceList(np.Spec.Limits))
 	p.hasLimit = make([]bool, len(dims.names))
 	for name := range np.Spec.Limits {
@@ -208,6 +207,7 @@ func newPoolInfo(np *v1.NodePool, its cloudprovider.InstanceTypes, dims *resourc
 
 func toOptions(its cloudprovider.InstanceTypes, dims *resourceDims) []*typeOption {
 	out := make([]*typeOption, 0, len(its))
+	noDaemons := make(vec, len(dims.names)) // shared: daemons vectors are only ever replaced, never written
 	for _, it := range its {
 		capacity := dims.vec(it.Capacity)
 		alloc := capacity.clone()
@@ -216,7 +216,7 @@ func toOptions(its cloudprovider.InstanceTypes, dims *resourceDims) []*typeOptio
 				alloc[i] = max(0, alloc[i]-amount)
 			}
 		}
-		out = append(out, &typeOption{it: it, alloc: alloc, capacity: capacity})
+		out = append(out, &typeOption{it: it, alloc: alloc, capacity: capacity, daemons: noDaemons})
 	}
 	return out
 }
@@ -255,13 +255,4 @@ func cheapestPrice(offerings cloudprovider.Offerings, reqs scheduling.Requiremen
 		}
 	}
 	return best
-}
-
-// daemonSetPods returns one pod per DaemonSet, from its template.
-func daemonSetPods(daemonSets []*appsv1.DaemonSet) []*corev1.Pod {
-	var out []*corev1.Pod
-	for _, ds := range daemonSets {
-		out = append(out, &corev1.Pod{ObjectMeta: ds.Spec.Template.ObjectMeta, Spec: ds.Spec.Template.Spec})
-	}
-	return out
 }

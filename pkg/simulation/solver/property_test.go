@@ -73,6 +73,10 @@ func randomInput(rng *rand.Rand) solver.Input {
 		case 7:
 			p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
 				Weight: 5, PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: v1.LabelTopologyZone, LabelSelector: selector}}}}}
+		case 8:
+			requireTerms(zoneIn(pick("nowhere", testZones()[0])), zoneIn(pick(testZones()...)))(p)
+		case 9:
+			p.Spec.NodeSelector = map[string]string{"karpenter.k8s.aws/instance-family": pick("c-2", "c-8", "arm-4")}
 		}
 		ps = append(ps, p)
 	}
@@ -86,6 +90,13 @@ func randomInput(rng *rand.Rand) solver.Input {
 	in := input(ps, pools...)
 	if rng.Intn(3) == 0 {
 		in.DaemonSets = append(in.DaemonSets, daemonSet(pick("100m", "300m")))
+	}
+	if rng.Intn(3) == 0 { // a DaemonSet on some types only, maybe holding a port pods use
+		var ports []int32
+		if rng.Intn(2) == 0 {
+			ports = append(ports, 8080)
+		}
+		in.DaemonSets = append(in.DaemonSets, selectingDaemonSet("some", pick("200m", "1"), v1.LabelInstanceType, []string{pick("c-2", "c-4", "arm-4"), pick("c-8", "c-16")}, ports...))
 	}
 	if rng.Intn(3) == 0 {
 		zone := pick(testZones()...)

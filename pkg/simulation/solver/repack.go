@@ -116,7 +116,7 @@ func (r *run) bestPacking(pool *poolInfo, claims []*target) ([]*bin, bool) {
 				}
 			}
 			if target < 0 {
-				b := &bin{used: pool.daemons.clone()}
+				b := &bin{used: make(vec, len(pp.p.requests))}
 				if !b.used.fitsWith(pp.p.requests, types[bulk].alloc) {
 					fits = false
 					break
@@ -161,8 +161,9 @@ func cheaperOrFewer(price float64, nodes int, otherPrice float64, otherNodes int
 // repackCandidates of those the pods fill at least once, and the best of those that hold them all.
 func bulkTypes(pool *poolInfo, requests []vec) []int {
 	n := len(requests)
-	total := make(vec, len(pool.daemons))
-	largest := make(vec, len(pool.daemons))
+	total := make(vec, len(requests[0]))
+	largest := make(vec, len(requests[0]))
+	zero := make(vec, len(requests[0]))
 	for _, req := range requests {
 		total.addInPlace(req)
 		for d := range req {
@@ -176,13 +177,13 @@ func bulkTypes(pool *poolInfo, requests []vec) []int {
 	}
 	best := map[int]candidate{}
 	for i, t := range pool.types {
-		if !pool.daemons.fitsWith(largest, t.alloc) {
+		if !zero.fitsWith(largest, t.alloc) {
 			continue
 		}
 		holding := math.MaxInt
 		for d := range total {
 			if total[d] > 0 {
-				room := float64(t.alloc[d]-pool.daemons[d]) / (float64(total[d]) / float64(n))
+				room := float64(t.alloc[d]) / (float64(total[d]) / float64(n))
 				holding = min(holding, int(room))
 			}
 		}

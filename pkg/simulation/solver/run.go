@@ -155,6 +155,8 @@ type claimChoice struct {
 	cost    float64
 	// relaxMinValues marks the claim as launched without its minValues (BestEffort policy).
 	relaxMinValues bool
+	// filterPorts marks a pod whose host ports DaemonSets hold on some of the claim's types.
+	filterPorts bool
 }
 
 // placeOnClaim puts the pod on the open claim where it adds least to the price, or on a new claim when
@@ -268,9 +270,10 @@ func leftoverNorm(c *target, extra vec) float64 {
 	return norm
 }
 
-// evaluate prices putting the pod on an open claim, or reports that it can't go there. Requirements are
-// only materialised (merged) when the pod's node affinity narrows them; topology pins stay a list until
-// apply, so that pricing the common case allocates nothing.
+// evaluate prices putting the pod on an open claim, or reports that it can't go there. A pod's required node
+// affinity terms are alternatives: each is tried and the cheapest way wins. Requirements are only
+// materialised (merged) when a term narrows them; topology pins stay a list until apply, so that pricing
+// the common case allocates nothing.
 func (r *run) evaluate(p *podInfo, att *attempt, c *target) (claimChoice, bool) {
 	if !c.used.fitsWith(p.requests, c.maxAlloc) {
 		return claimChoice{}, false
@@ -281,7 +284,22 @@ func (r *run) evaluate(p *podInfo, att *attempt, c *target) (claimChoice, bool) 
 	if len(c.taints) > 0 && scheduling.Tolerates(p.tolerations, c.taints, att.preferNoSchedule) != nil {
 		return claimChoice{}, false
 	}
-	merged, ok := mergeTerms(c.reqs, att.terms, r.prep.compat)
+	if len(att.terms) == 1 {
+		return r.evaluateTerm(p, att, c, att.terms[0])
+	}
+	var best claimChoice
+	found := false
+	for _, term := range att.terms {
+		if choice, ok := r.evaluateTerm(p, att, c, term); ok && (!found || choice.cost < best.cost-1e-12) {
+			best, found = choice, true
+		}
+	}
+	return best, found
+}
+
+// evaluateTerm prices putting the pod on an open claim under one of its node affinity terms.
+func (r *run) evaluateTerm(p *podInfo, att *attempt, c *target, term scheduling.Requirements) (claimChoice, bool) {
+	merged, ok := mergeTerm(c.reqs, term, r.prep.compat)
 	if !ok {
 		return claimChoice{}, false
 	}
@@ -293,10 +311,15 @@ func (r *run) evaluate(p *podInfo, att *attempt, c *target) (claimChoice, bool) 
 	if !ok {
 		return claimChoice{}, false
 	}
-	choice := claimChoice{claim: c, merged: merged, pins: pins, typeIdx: -1}
+	// DaemonSets holding one of the pod's host ports rule out their types.
+	var ports []hostPort
+	if len(p.ports) > 0 && c.pool.daemonPorts {
+		ports = p.ports
+	}
+	choice := claimChoice{claim: c, merged: merged, pins: pins, typeIdx: -1, filterPorts: ports != nil}
 	var price float64
 	var capacity vec
-	if merged == nil && len(pins) == 0 {
+	if merged == nil && len(pins) == 0 && ports == nil {
 		i := fitNewType(c.types, c.cur, c.used, p.requests)
 		if i < 0 {
 			return claimChoice{}, false
@@ -310,6 +333,9 @@ func (r *run) evaluate(p *podInfo, att *attempt, c *target) (claimChoice, bool) 
 				continue
 			}
 			if merged != nil && t.it.Requirements.Intersects(merged) != nil {
+				continue
+			}
+			if _, conflict := portsConflict(t.daemonPorts, ports); conflict {
 				continue
 			}
 			if pr := cheapestPriceWithPins(t.it.Offerings, reqs, pins); pr >= 0 {
@@ -326,7 +352,7 @@ func (r *run) evaluate(p *podInfo, att *attempt, c *target) (claimChoice, bool) 
 			return claimChoice{}, false
 		}
 	}
-	if c.hasMinValues && !r.minValuesHold(c, reqs, pins, p.requests) {
+	if c.hasMinValues && !r.minValuesHold(c, reqs, pins, p.requests, ports) {
 		if r.prep.opts.MinValuesPolicy != scheduling.MinValuesBestEffort {
 			return claimChoice{}, false
 		}
@@ -337,10 +363,13 @@ func (r *run) evaluate(p *podInfo, att *attempt, c *target) (claimChoice, bool) 
 }
 
 // minValuesHold reports whether the claim's types that would still hold its pods plus extra, under reqs
-// narrowed by pins, meet every minValues requirement.
-func (r *run) minValuesHold(c *target, reqs scheduling.Requirements, pins []pin, extra vec) bool {
+// narrowed by pins and without DaemonSets holding one of ports, meet every minValues requirement.
+func (r *run) minValuesHold(c *target, reqs scheduling.Requirements, pins []pin, extra vec, ports []hostPort) bool {
 	var fitting []scheduling.Requirements
 	for _, t := range c.types[c.cur:] {
+		if _, conflict := portsConflict(t.daemonPorts, ports); conflict {
+			continue
+		}
 		if c.used.fitsWith(extra, t.alloc) && typeAllowsPins(t.it.Requirements, pins) && r.withinLimits(c, t.typeOption) && t.it.Requirements.Intersects(reqs) == nil {
 			fitting = append(fitting, t.it.Requirements)
 		}
@@ -388,19 +417,17 @@ func cheapestPriceWithPins(offerings cloudprovider.Offerings, reqs scheduling.Re
 	return best
 }
 
-// mergeTerms intersects the claim's requirements with the first compatible pod term. It returns nil (and
-// true) when a term adds nothing, so the caller can keep the claim's requirements.
-func mergeTerms(reqs scheduling.Requirements, terms []scheduling.Requirements, opts scheduling.CompatibilityOptions) (scheduling.Requirements, bool) {
-	for _, t := range terms {
-		if len(t) == 0 || impliedBy(reqs, t) {
-			return nil, true
-		}
-		if reqs.Compatible(t, opts) != nil {
-			continue
-		}
-		return reqs.Intersection(t), true
+// mergeTerm intersects the claim's requirements with one of the pod's node affinity terms, or reports that
+// no node could satisfy both. It returns nil (and true) when the term adds nothing, so the caller can keep
+// the claim's requirements.
+func mergeTerm(reqs, term scheduling.Requirements, opts scheduling.CompatibilityOptions) (scheduling.Requirements, bool) {
+	if len(term) == 0 || impliedBy(reqs, term) {
+		return nil, true
 	}
-	return nil, false
+	if reqs.Compatible(term, opts) != nil {
+		return nil, false
+	}
+	return reqs.Intersection(term), true
 }
 
 // impliedBy reports whether the claim's requirements already guarantee the term (every key of the term is
@@ -421,7 +448,7 @@ func (r *run) apply(p *podInfo, att *attempt, choice claimChoice) {
 	r.openRemove(c)
 	before := c.capacity()
 	c.minValuesRelaxed = c.minValuesRelaxed || choice.relaxMinValues
-	if choice.merged == nil && len(choice.pins) == 0 {
+	if choice.merged == nil && len(choice.pins) == 0 && !choice.filterPorts {
 		c.cur = choice.typeIdx
 		c.used.addInPlace(p.requests)
 	} else {
@@ -434,7 +461,7 @@ func (r *run) apply(p *podInfo, att *attempt, choice claimChoice) {
 		}
 		c.reqs = reqs
 		c.used.addInPlace(p.requests)
-		c.setTypes(r.typesFor(c.pool, c.reqs))
+		c.setTypes(r.claimTypes(c.pool, c.reqs, append(slices.Clone(c.ports), p.ports...)))
 	}
 	r.inUse[c.pool].addInPlace(subVec(c.capacity(), before))
 	c.used = subVec(c.used, p.requests)

@@ -89,7 +89,7 @@ func prepare(in Input, opts Options) *prepared {
 	for i, pod := range in.Pods {
 		prep.pods = append(prep.pods, newPodInfo(pod, i, prep.dims, prep.topo, volumes))
 	}
-	prep.pools = newPoolInfos(in, prep.dims, daemonSetPods(in.DaemonSets))
+	prep.pools = newPoolInfos(in, prep.dims, newDaemonInfos(in.DaemonSets, prep.dims), prep.compat)
 	prep.addNodes(in, volumes)
 	owners := map[*group]bool{}
 	for _, p := range append(slices.Clone(prep.pods), prep.bound...) {
@@ -236,8 +236,8 @@ func (prep *prepared) inFlightAllocatable(nc *v1.NodeClaim, pool *poolInfo, reqs
 	if pool != nil {
 		zero := make(vec, len(requests))
 		for _, t := range pool.types {
-			if t.it.Requirements.Intersects(reqs) == nil && zero.fitsWith(requests, t.alloc) {
-				return t.alloc
+			if allocatable := t.allocatable(); t.it.Requirements.Intersects(reqs) == nil && zero.fitsWith(requests, allocatable) {
+				return allocatable
 			}
 		}
 	}

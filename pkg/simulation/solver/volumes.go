@@ -32,7 +32,7 @@ func newVolumeIndex(v Volumes) *volumeIndex {
 }
 
 // requirements returns the node requirements the pod's volumes add, or nil. Only the first node selector
-// term of a volume or topology is used.
+// term of a volume or topology is used. A claim that doesn't exist is an error: the pod can't run yet.
 func (idx *volumeIndex) requirements(pod *corev1.Pod) (scheduling.Requirements, error) {
 	var out scheduling.Requirements
 	for _, vol := range pod.Spec.Volumes {
@@ -41,7 +41,9 @@ func (idx *volumeIndex) requirements(pod *corev1.Pod) (scheduling.Requirements, 
 		}
 		claim, ok := idx.claims[pod.Namespace+"/"+vol.PersistentVolumeClaim.ClaimName]
 		if !ok {
-			continue // the claim isn't known to the simulation; kube-scheduler would wait for it
+			// kube-scheduler can't bind the pod until the claim exists, so no node is launched for it
+			// (as Karpenter's volume validation).
+			return nil, fmt.Errorf("volume %q, persistent volume claim %q not found", vol.Name, vol.PersistentVolumeClaim.ClaimName)
 		}
 		reqs, err := idx.claimRequirements(claim)
 		if err != nil {

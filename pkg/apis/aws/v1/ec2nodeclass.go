@@ -25,8 +25,8 @@ type EC2NodeClass struct {
 	// +kubebuilder:validation:XValidation:message="if set, amiFamily must be 'Windows2022' or 'Custom' when using a Windows2022 alias",rule="!has(self.amiFamily) || (self.amiSelectorTerms.exists(x, has(x.alias) && x.alias.find('^[^@]+') == 'windows2022') ? (self.amiFamily == 'Custom' || self.amiFamily == 'Windows2022') : true)"
 	// +kubebuilder:validation:XValidation:message="if set, amiFamily must be 'Windows2025' or 'Custom' when using a Windows2025 alias",rule="!has(self.amiFamily) || (self.amiSelectorTerms.exists(x, has(x.alias) && x.alias.find('^[^@]+') == 'windows2025') ? (self.amiFamily == 'Custom' || self.amiFamily == 'Windows2025') : true)"
 	// +kubebuilder:validation:XValidation:message="must specify amiFamily if amiSelectorTerms does not contain an alias",rule="self.amiSelectorTerms.exists(x, has(x.alias)) ? true : has(self.amiFamily)"
-	// +required
-	Spec   EC2NodeClassSpec   `json:"spec"`
+	// +optional
+	Spec   EC2NodeClassSpec   `json:"spec,omitempty"`
 	Status EC2NodeClassStatus `json:"status,omitempty"`
 }
 
@@ -134,10 +134,10 @@ type EC2NodeClassSpec struct {
 	// +optional
 	Context *string `json:"context,omitempty"`
 	// NetworkInterfaces lay out the instances' network interfaces, for example EFA interfaces on several network
-	// cards. When set, a primary interface at network card 0, device 0 is required.
-	// +kubebuilder:validation:XValidation:message="networkInterfaces must include the primary interface at networkCardIndex 0 and deviceIndex 0",rule="self.size() == 0 || self.exists(x, x.networkCardIndex == 0 && x.deviceIndex == 0)"
-	// +kubebuilder:validation:XValidation:message="the primary network interface cannot be 'efa-only'",rule="self.all(x, x.networkCardIndex == 0 && x.deviceIndex == 0 ? x.interfaceType != 'efa-only' : true)"
-	// +kubebuilder:validation:XValidation:message="each networkCardIndex and deviceIndex pair may appear only once",rule="self.all(x, self.exists_one(y, y.networkCardIndex == x.networkCardIndex && y.deviceIndex == x.deviceIndex))"
+	// cards. When set, a primary interface of type "interface" at network card 0, device 0 is required, each
+	// card and device pair appears once, and each card has at most one efa-only interface.
+	// +kubebuilder:validation:XValidation:message="networkInterfaces must include a primary interface with interfaceType='interface'",rule="self.size() == 0 || self.exists(x, x.deviceIndex == 0 && x.networkCardIndex == 0 && x.interfaceType == 'interface')"
+	// +kubebuilder:validation:XValidation:message="networkInterfaces must not have duplicate networkCardIndex and deviceIndex pairs, and can have at most one efa device per network card",rule="self.all(x, self.filter(y, x.networkCardIndex == y.networkCardIndex && x.deviceIndex == y.deviceIndex).size() == 1 && (x.interfaceType != 'efa-only' || self.filter(y, x.networkCardIndex == y.networkCardIndex && y.interfaceType == 'efa-only').size() == 1))"
 	// +kubebuilder:validation:MaxItems:=150
 	// +optional
 	NetworkInterfaces []NetworkInterface `json:"networkInterfaces,omitempty"`

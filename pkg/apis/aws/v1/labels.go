@@ -47,3 +47,39 @@ const (
 	AMIFamilyWindows2022  = "Windows2022"
 	AMIFamilyWindows2025  = "Windows2025"
 )
+
+// WellKnownLabels returns the label keys the AWS provider registers as well known: pods may select on them
+// even when a NodePool doesn't mention them, and the instance types' values decide which types remain. The
+// result is a new slice the caller may modify.
+func WellKnownLabels() []string {
+	return []string{
+		LabelCapacityReservationID,
+		LabelCapacityReservationType,
+		LabelCapacityReservationInterruptible,
+		LabelInstanceHypervisor,
+		LabelInstanceEncryptionInTransitSupported,
+		LabelInstanceCategory,
+		LabelInstanceCapabilityFlex,
+		LabelInstanceFamily,
+		LabelInstanceGeneration,
+		LabelInstanceSize,
+		LabelInstanceLocalNVME,
+		LabelInstanceCPU,
+		LabelInstanceCPUManufacturer,
+		LabelInstanceCPUSustainedClockSpeedMhz,
+		LabelInstanceMemory,
+		LabelInstanceEBSBandwidth,
+		LabelInstanceNetworkBandwidth,
+		LabelInstanceGPUName,
+		LabelInstanceGPUManufacturer,
+		LabelInstanceGPUCount,
+		LabelInstanceGPUMemory,
+		LabelInstanceAcceleratorName,
+		LabelInstanceAcceleratorManufacturer,
+		LabelInstanceAcceleratorCount,
+		LabelTopologyZoneID,
+		LabelInstanceTenancy,
+		LabelPlacementGroupID,
+		LabelPlacementGroupPartition,
+	}
+}

@@ -51,11 +51,11 @@ type CapacityReservationSelectorTerm struct {
 }
 
 // PlacementGroupSelector selects one placement group by name or by id.
-// +kubebuilder:validation:XValidation:message="expected exactly one of ['name', 'id']",rule="has(self.name) != has(self.id)"
+// +kubebuilder:validation:XValidation:message="expected at least one, got none, ['name', 'id']",rule="has(self.name) || has(self.id)"
+// +kubebuilder:validation:XValidation:message="'name' and 'id' are mutually exclusive",rule="!(has(self.name) && has(self.id))"
 type PlacementGroupSelector struct {
 	// Name of a placement group.
 	// +kubebuilder:validation:MinLength:=1
-	// +kubebuilder:validation:MaxLength:=255
 	// +optional
 	Name string `json:"name,omitempty"`
 	// ID of a placement group.

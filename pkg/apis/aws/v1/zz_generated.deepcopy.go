@@ -207,17 +207,17 @@ func (in *ConnectionTracking) DeepCopyInto(out *ConnectionTracking) {
 	*out = *in
 	if in.TCPEstablishedTimeout != nil {
 		in, out := &in.TCPEstablishedTimeout, &out.TCPEstablishedTimeout
-		*out = new(metav1.Duration)
+		*out = new(int32)
 		**out = **in
 	}
 	if in.UDPStreamTimeout != nil {
 		in, out := &in.UDPStreamTimeout, &out.UDPStreamTimeout
-		*out = new(metav1.Duration)
+		*out = new(int32)
 		**out = **in
 	}
 	if in.UDPTimeout != nil {
 		in, out := &in.UDPTimeout, &out.UDPTimeout
-		*out = new(metav1.Duration)
+		*out = new(int32)
 		**out = **in
 	}
 }

@@ -43,25 +43,28 @@ func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
 		Complete(reconcile.AsReconciler(c.client, c))
 }
 
-// Reconcile writes the pool's template hash and hash version when either is missing or stale.
+// Reconcile writes the pool's template hash and hash version when either is missing or stale. When the pool
+// was hashed under another scheme, its NodeClaims are first moved onto the current one.
 func (c *Controller) Reconcile(ctx context.Context, np *v1.NodePool) (reconcile.Result, error) {
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("NodePool", klog.KObj(np)))
 	if !np.DeletionTimestamp.IsZero() {
 		return reconcile.Result{}, nil
 	}
-	sum, err := Template(np)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if np.Annotations[v1.NodePoolHashAnnotationKey] == sum && np.Annotations[v1.NodePoolHashVersionAnnotationKey] == Version {
+	sum := np.Hash()
+	if np.Annotations[v1.NodePoolHashAnnotationKey] == sum && np.Annotations[v1.NodePoolHashVersionAnnotationKey] == v1.NodePoolHashVersion {
 		return reconcile.Result{}, nil
+	}
+	if np.Annotations[v1.NodePoolHashVersionAnnotationKey] != v1.NodePoolHashVersion {
+		if err := c.restampNodeClaims(ctx, np); err != nil {
+			return reconcile.Result{}, err
+		}
 	}
 	stored := np.DeepCopy()
 	if np.Annotations == nil {
 		np.Annotations = map[string]string{}
 	}
 	np.Annotations[v1.NodePoolHashAnnotationKey] = sum
-	np.Annotations[v1.NodePoolHashVersionAnnotationKey] = Version
+	np.Annotations[v1.NodePoolHashVersionAnnotationKey] = v1.NodePoolHashVersion
 	// Annotations merge key by key, so a concurrent writer of other annotations is not overwritten.
 	if err := c.client.Patch(ctx, np, client.MergeFrom(stored)); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("patching nodepool hash, %w", err))

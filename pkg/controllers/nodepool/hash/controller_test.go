@@ -6,6 +6,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
@@ -18,6 +20,7 @@ var _ = Describe("Hash controller", func() {
 	BeforeEach(func() { ctrl = hash.NewController(hash.Deps{Client: env.Client}) })
 	AfterEach(func(ctx context.Context) {
 		Expect(env.Client.DeleteAllOf(ctx, &v1.NodePool{})).To(Succeed())
+		Expect(env.Client.DeleteAllOf(ctx, &v1.NodeClaim{})).To(Succeed())
 	})
 
 	reconcile := func(ctx context.Context, name string) *v1.NodePool {
@@ -36,9 +39,7 @@ var _ = Describe("Hash controller", func() {
 		Expect(env.Client.Create(ctx, np)).To(Succeed())
 
 		np = reconcile(ctx, "pool-a")
-		want, err := hash.Template(np)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(np.Annotations).To(HaveKeyWithValue(v1.NodePoolHashAnnotationKey, want))
+		Expect(np.Annotations).To(HaveKeyWithValue(v1.NodePoolHashAnnotationKey, np.Hash()))
 		Expect(np.Annotations).To(HaveKeyWithValue(v1.NodePoolHashVersionAnnotationKey, "v3"))
 		Expect(np.Annotations).To(HaveKeyWithValue("owner", "platform"))
 
@@ -60,5 +61,45 @@ var _ = Describe("Hash controller", func() {
 		np.Spec.Template.Spec.Taints = []corev1.Taint{{Key: "gpu", Effect: corev1.TaintEffectNoSchedule}}
 		Expect(env.Client.Update(ctx, np)).To(Succeed())
 		Expect(reconcile(ctx, "pool-a").Annotations[v1.NodePoolHashAnnotationKey]).NotTo(Equal(first))
+	})
+
+	It("moves claims hashed under another version onto the current hash, unless they have drifted", func(ctx context.Context) {
+		np := nodePool("pool-a")
+		np.Annotations = map[string]string{v1.NodePoolHashAnnotationKey: "1", v1.NodePoolHashVersionAnnotationKey: "v2"}
+		Expect(env.Client.Create(ctx, np)).To(Succeed())
+		claim := func(name, version string, drifted bool) {
+			nc := &v1.NodeClaim{
+				ObjectMeta: metav1.ObjectMeta{
+					Name:   name,
+					Labels: map[string]string{v1.NodePoolLabelKey: "pool-a"},
+					Annotations: map[string]string{
+						v1.NodePoolHashAnnotationKey: "1", v1.NodePoolHashVersionAnnotationKey: version,
+					},
+				},
+				Spec: v1.NodeClaimSpec{Requirements: np.Spec.Template.Spec.Requirements, NodeClassRef: np.Spec.Template.Spec.NodeClassRef},
+			}
+			Expect(env.Client.Create(ctx, nc)).To(Succeed())
+			if drifted {
+				meta.SetStatusCondition(&nc.Status.Conditions, metav1.Condition{
+					Type: v1.ConditionTypeDrifted, Status: metav1.ConditionTrue, Reason: "NodePoolDrifted", Message: "drifted",
+				})
+				Expect(env.Client.Status().Update(ctx, nc)).To(Succeed())
+			}
+		}
+		claim("old", "v2", false)
+		claim("old-drifted", "v2", true)
+		claim("current", v1.NodePoolHashVersion, false)
+
+		want := reconcile(ctx, "pool-a").Hash()
+		annotations := func(name string) map[string]string {
+			nc := &v1.NodeClaim{}
+			Expect(env.Client.Get(ctx, client.ObjectKey{Name: name}, nc)).To(Succeed())
+			return nc.Annotations
+		}
+		Expect(annotations("old")).To(HaveKeyWithValue(v1.NodePoolHashAnnotationKey, want))
+		Expect(annotations("old")).To(HaveKeyWithValue(v1.NodePoolHashVersionAnnotationKey, v1.NodePoolHashVersion))
+		Expect(annotations("old-drifted")).To(HaveKeyWithValue(v1.NodePoolHashAnnotationKey, "1"))
+		Expect(annotations("old-drifted")).To(HaveKeyWithValue(v1.NodePoolHashVersionAnnotationKey, v1.NodePoolHashVersion))
+		Expect(annotations("current")).To(HaveKeyWithValue(v1.NodePoolHashAnnotationKey, "1"))
 	})
 })

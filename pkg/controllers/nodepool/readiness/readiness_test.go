@@ -2,6 +2,7 @@ package readiness_test
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -151,6 +152,19 @@ var _ = Describe("Readiness", func() {
 		validation := condition(np, v1.ConditionTypeValidationSucceeded)
 		Expect(validation.Status).To(Equal(metav1.ConditionFalse))
 		Expect(validation.Message).To(ContainSubstring("kubernetes.io/arch=s390x"))
+	})
+
+	It("fails validation on label keys and values the CRD lets through, as Karpenter's runtime validation does", func(ctx context.Context) {
+		createNodeClass(ctx, "default", metav1.ConditionTrue)
+		pool := nodePool("pool-a", "default")
+		pool.Spec.Template.Labels = map[string]string{"bad key": "x"}
+		pool.Spec.Template.Spec.Requirements = append(pool.Spec.Template.Spec.Requirements,
+			v1.NodeSelectorRequirementWithMinValues{Key: "example.com/team", Operator: corev1.NodeSelectorOpIn, Values: []string{strings.Repeat("a", 64)}})
+		np := reconcile(ctx, pool)
+		validation := condition(np, v1.ConditionTypeValidationSucceeded)
+		Expect(validation.Status).To(Equal(metav1.ConditionFalse))
+		Expect(validation.Message).To(ContainSubstring(`invalid label key "bad key"`))
+		Expect(validation.Message).To(ContainSubstring("for requirement key example.com/team"))
 	})
 
 	It("does not patch a pool whose conditions did not change", func(ctx context.Context) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/robfig/cron/v3"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
@@ -15,8 +16,35 @@ import (
 // validate returns what is wrong with the pool's spec, in a stable order; nil when nothing is.
 func validate(np *v1.NodePool) []string {
 	var problems []string
+	problems = append(problems, syntaxProblems(&np.Spec.Template)...)
 	problems = append(problems, requirementProblems(&np.Spec.Template)...)
 	problems = append(problems, budgetProblems(np.Spec.Disruption.Budgets)...)
+	return problems
+}
+
+// syntaxProblems checks what the CRD lets through, as Karpenter's does, and Karpenter's runtime validation
+// then refuses: template label keys that are not qualified names, and label values and requirement keys and
+// values that are not valid label keys and values.
+func syntaxProblems(tmpl *v1.NodeClaimTemplate) []string {
+	var problems []string
+	for _, key := range slices.Sorted(maps.Keys(tmpl.Labels)) {
+		for _, e := range validation.IsQualifiedName(key) {
+			problems = append(problems, fmt.Sprintf("invalid label key %q: %s", key, e))
+		}
+		for _, e := range validation.IsValidLabelValue(tmpl.Labels[key]) {
+			problems = append(problems, fmt.Sprintf("invalid value %q for label %s: %s", tmpl.Labels[key], key, e))
+		}
+	}
+	for _, r := range tmpl.Spec.Requirements {
+		for _, e := range validation.IsQualifiedName(r.Key) {
+			problems = append(problems, fmt.Sprintf("invalid requirement key %q: %s", r.Key, e))
+		}
+		for _, value := range r.Values {
+			for _, e := range validation.IsValidLabelValue(value) {
+				problems = append(problems, fmt.Sprintf("invalid value %q for requirement key %s: %s", value, r.Key, e))
+			}
+		}
+	}
 	return problems
 }
 
