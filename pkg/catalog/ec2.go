@@ -243,21 +243,38 @@ func ec2Labels(rec ec2Record, region string) map[string]string {
 // accelerator, local NVMe, bandwidths, reservation) are absent, as the AWS provider does: a pod selecting
 // karpenter.k8s.aws/instance-gpu-count then rules out the types without GPUs instead of matching them.
 func ec2Requirements(labels map[string]string) scheduling.Requirements {
-	reqs := scheduling.FromLabels(labels)
-	for _, k := range []string{
-		v1.LabelWindowsBuild,
-		awsv1.LabelInstanceCPUManufacturer, awsv1.LabelInstanceCPUSustainedClockSpeedMhz,
-		awsv1.LabelInstanceEBSBandwidth, awsv1.LabelInstanceNetworkBandwidth, awsv1.LabelInstanceLocalNVME,
-		awsv1.LabelInstanceGPUName, awsv1.LabelInstanceGPUManufacturer, awsv1.LabelInstanceGPUCount, awsv1.LabelInstanceGPUMemory,
-		awsv1.LabelInstanceAcceleratorName, awsv1.LabelInstanceAcceleratorManufacturer, awsv1.LabelInstanceAcceleratorCount,
-		awsv1.LabelCapacityReservationID, awsv1.LabelCapacityReservationType, awsv1.LabelCapacityReservationInterruptible,
-	} {
+	// Sized for every label, the absent ones and the two offering requirements, so the map never grows.
+	reqs := make(scheduling.Requirements, len(labels)+len(optionalEC2Labels)+2)
+	for k, v := range labels {
+		reqs.Add(scheduling.MustRequirement(k, corev1.NodeSelectorOpIn, v))
+	}
+	for i, k := range optionalEC2Labels {
 		if _, ok := labels[k]; !ok {
-			reqs.Add(scheduling.MustRequirement(k, corev1.NodeSelectorOpDoesNotExist))
+			reqs.Add(absentEC2Labels[i])
 		}
 	}
 	return reqs
 }
+
+// optionalEC2Labels are the labels only some types have.
+var optionalEC2Labels = []string{
+	v1.LabelWindowsBuild,
+	awsv1.LabelInstanceCPUManufacturer, awsv1.LabelInstanceCPUSustainedClockSpeedMhz,
+	awsv1.LabelInstanceEBSBandwidth, awsv1.LabelInstanceNetworkBandwidth, awsv1.LabelInstanceLocalNVME,
+	awsv1.LabelInstanceGPUName, awsv1.LabelInstanceGPUManufacturer, awsv1.LabelInstanceGPUCount, awsv1.LabelInstanceGPUMemory,
+	awsv1.LabelInstanceAcceleratorName, awsv1.LabelInstanceAcceleratorManufacturer, awsv1.LabelInstanceAcceleratorCount,
+	awsv1.LabelCapacityReservationID, awsv1.LabelCapacityReservationType, awsv1.LabelCapacityReservationInterruptible,
+}
+
+// absentEC2Labels says "does not exist" for each optional label, built once (requirements are values and
+// are never modified in place).
+var absentEC2Labels = func() []scheduling.Requirement {
+	out := make([]scheduling.Requirement, len(optionalEC2Labels))
+	for i, k := range optionalEC2Labels {
+		out[i] = scheduling.MustRequirement(k, corev1.NodeSelectorOpDoesNotExist)
+	}
+	return out
+}()
 
 // withOfferingRequirements adds zone and capacity-type requirements listing what the offerings cover.
 func withOfferingRequirements(reqs scheduling.Requirements, offerings cloudprovider.Offerings) scheduling.Requirements {

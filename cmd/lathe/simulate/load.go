@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -38,136 +40,187 @@ type typeMeta struct {
 	Items []json.RawMessage `json:"items"`
 }
 
-// read decodes every YAML or JSON document in r. source names r in errors.
+// read decodes every YAML or JSON document in r. source names r in errors. Documents are split in order,
+// converted and decoded in parallel (YAML decoding is most of the cost of reading thousands of pods), and
+// added in order.
 func (o *objects) read(r io.Reader, source string) error {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(r))
+	var docs [][]byte
 	for doc := 1; ; doc++ {
 		raw, err := reader.Read()
 		if errors.Is(err, io.EOF) {
-			return nil
+			break
 		}
 		if err != nil {
 			return fmt.Errorf("reading %s document %d, %w", source, doc, err)
 		}
-		if len(bytes.TrimSpace(raw)) == 0 {
-			continue
+		docs = append(docs, raw)
+	}
+	decoded := make([][]any, len(docs))
+	errs := make([]error, len(docs))
+	workers := min(runtime.GOMAXPROCS(0), len(docs))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(docs); i += workers {
+				decoded[i], errs[i] = decodeDocument(docs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range docs {
+		if errs[i] != nil {
+			return fmt.Errorf("%s document %d, %w", source, i+1, errs[i])
 		}
-		data, err := yaml.YAMLToJSON(raw)
-		if err != nil {
-			return fmt.Errorf("parsing %s document %d, %w", source, doc, err)
-		}
-		if string(data) == "null" {
-			continue
-		}
-		if err := o.add(data); err != nil {
-			return fmt.Errorf("%s document %d, %w", source, doc, err)
+		for _, obj := range decoded[i] {
+			o.add(obj)
 		}
 	}
+	return nil
 }
 
-func (o *objects) add(data []byte) error {
-	var meta typeMeta
-	if err := json.Unmarshal(data, &meta); err != nil {
-		return fmt.Errorf("decoding, %w", err)
+// decodeDocument turns one YAML or JSON document into the objects it holds (none for an empty document,
+// several for a List). Kinds the simulation doesn't use come back as ignoredKind.
+func decodeDocument(raw []byte) ([]any, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, nil
 	}
-	decode := func(into any) error {
-		if err := json.Unmarshal(data, into); err != nil {
-			return fmt.Errorf("decoding %s, %w", meta.Kind, err)
-		}
-		return nil
+	data, err := yaml.YAMLToJSON(raw)
+	if err != nil {
+		return nil, fmt.Errorf("parsing YAML, %w", err)
 	}
-	switch meta.Kind {
+	if string(data) == "null" {
+		return nil, nil
+	}
+	return decodeJSON(data)
+}
+
+// ignoredKind is a document of a kind the simulation doesn't read.
+type ignoredKind string
+
+func decodeJSON(data []byte) ([]any, error) {
+	kind, err := kindOf(data)
+	if err != nil {
+		return nil, fmt.Errorf("decoding, %w", err)
+	}
+	var obj any
+	switch kind {
 	case "List", "PodList", "NodeList", "NodePoolList", "DeploymentList":
+		var meta typeMeta
+		if err := json.Unmarshal(data, &meta); err != nil {
+			return nil, fmt.Errorf("decoding, %w", err)
+		}
+		var out []any
 		for _, item := range meta.Items {
-			if err := o.add(item); err != nil {
-				return err
+			objs, err := decodeJSON(item)
+			if err != nil {
+				return nil, err
 			}
+			out = append(out, objs...)
 		}
-		return nil
+		return out, nil
 	case "Pod":
-		var p corev1.Pod
-		if err := decode(&p); err != nil {
-			return err
-		}
-		o.pods = append(o.pods, defaultNamespace(&p))
+		obj = &corev1.Pod{}
 	case "Deployment":
-		var d appsv1.Deployment
-		if err := decode(&d); err != nil {
-			return err
-		}
-		o.pods = append(o.pods, expand(d.Name, d.Namespace, d.Spec.Replicas, d.Spec.Template)...)
+		obj = &appsv1.Deployment{}
 	case "ReplicaSet":
-		var rs appsv1.ReplicaSet
-		if err := decode(&rs); err != nil {
-			return err
-		}
-		o.pods = append(o.pods, expand(rs.Name, rs.Namespace, rs.Spec.Replicas, rs.Spec.Template)...)
+		obj = &appsv1.ReplicaSet{}
 	case "StatefulSet":
-		var ss appsv1.StatefulSet
-		if err := decode(&ss); err != nil {
-			return err
-		}
-		o.pods = append(o.pods, expand(ss.Name, ss.Namespace, ss.Spec.Replicas, ss.Spec.Template)...)
+		obj = &appsv1.StatefulSet{}
 	case "NodePool":
-		var np v1.NodePool
-		if err := decode(&np); err != nil {
-			return err
-		}
-		o.nodePools = append(o.nodePools, &np)
+		obj = &v1.NodePool{}
 	case "EC2NodeClass":
-		var nc awsv1.EC2NodeClass
-		if err := decode(&nc); err != nil {
-			return err
-		}
-		o.nodeClasses = append(o.nodeClasses, &nc)
+		obj = &awsv1.EC2NodeClass{}
 	case "Node":
-		var n corev1.Node
-		if err := decode(&n); err != nil {
-			return err
-		}
-		o.nodes = append(o.nodes, &n)
+		obj = &corev1.Node{}
 	case "NodeClaim":
-		var nc v1.NodeClaim
-		if err := decode(&nc); err != nil {
-			return err
-		}
-		o.nodeClaims = append(o.nodeClaims, &nc)
+		obj = &v1.NodeClaim{}
 	case "DaemonSet":
-		var ds appsv1.DaemonSet
-		if err := decode(&ds); err != nil {
-			return err
-		}
-		o.daemonSets = append(o.daemonSets, &ds)
+		obj = &appsv1.DaemonSet{}
 	case "PersistentVolumeClaim":
-		var c corev1.PersistentVolumeClaim
-		if err := decode(&c); err != nil {
-			return err
-		}
-		if c.Namespace == "" {
-			c.Namespace = "default"
-		}
-		o.claims = append(o.claims, &c)
+		obj = &corev1.PersistentVolumeClaim{}
 	case "PersistentVolume":
-		var pv corev1.PersistentVolume
-		if err := decode(&pv); err != nil {
-			return err
-		}
-		o.volumes = append(o.volumes, &pv)
+		obj = &corev1.PersistentVolume{}
 	case "StorageClass":
-		var sc storagev1.StorageClass
-		if err := decode(&sc); err != nil {
-			return err
-		}
-		o.classes = append(o.classes, &sc)
+		obj = &storagev1.StorageClass{}
 	case "":
-		return errors.New("document has no kind")
+		return nil, errors.New("document has no kind")
 	default:
+		return []any{ignoredKind(kind)}, nil
+	}
+	if err := json.Unmarshal(data, obj); err != nil {
+		return nil, fmt.Errorf("decoding %s, %w", kind, err)
+	}
+	return []any{obj}, nil
+}
+
+// kindOf reads the top-level kind of a JSON object without decoding the rest: converted YAML has its keys
+// sorted, so kind comes right after apiVersion, and the object is decoded once, into its type.
+func kindOf(data []byte) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil {
+		return "", err
+	} else if tok != json.Delim('{') {
+		return "", errors.New("document is not an object")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", err
+		}
+		if tok == "kind" {
+			var kind string
+			if err := dec.Decode(&kind); err != nil {
+				return "", err
+			}
+			return kind, nil
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", err
+		}
+	}
+	return "", nil
+}
+
+// add files a decoded object under its kind; workloads become their replicas.
+func (o *objects) add(obj any) {
+	switch obj := obj.(type) {
+	case *corev1.Pod:
+		o.pods = append(o.pods, defaultNamespace(obj))
+	case *appsv1.Deployment:
+		o.pods = append(o.pods, expand(obj.Name, obj.Namespace, obj.Spec.Replicas, obj.Spec.Template)...)
+	case *appsv1.ReplicaSet:
+		o.pods = append(o.pods, expand(obj.Name, obj.Namespace, obj.Spec.Replicas, obj.Spec.Template)...)
+	case *appsv1.StatefulSet:
+		o.pods = append(o.pods, expand(obj.Name, obj.Namespace, obj.Spec.Replicas, obj.Spec.Template)...)
+	case *v1.NodePool:
+		o.nodePools = append(o.nodePools, obj)
+	case *awsv1.EC2NodeClass:
+		o.nodeClasses = append(o.nodeClasses, obj)
+	case *corev1.Node:
+		o.nodes = append(o.nodes, obj)
+	case *v1.NodeClaim:
+		o.nodeClaims = append(o.nodeClaims, obj)
+	case *appsv1.DaemonSet:
+		o.daemonSets = append(o.daemonSets, obj)
+	case *corev1.PersistentVolumeClaim:
+		if obj.Namespace == "" {
+			obj.Namespace = "default"
+		}
+		o.claims = append(o.claims, obj)
+	case *corev1.PersistentVolume:
+		o.volumes = append(o.volumes, obj)
+	case *storagev1.StorageClass:
+		o.classes = append(o.classes, obj)
+	case ignoredKind:
 		if o.ignoredKinds == nil {
 			o.ignoredKinds = map[string]int{}
 		}
-		o.ignoredKinds[meta.Kind]++
+		o.ignoredKinds[string(obj)]++
 	}
-	return nil
 }
 
 func defaultNamespace(p *corev1.Pod) *corev1.Pod {

@@ -53,15 +53,24 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fs.Usage()
 		return fmt.Errorf("%w: need at least one -f, no positional arguments, -o table or json, and valid policies", ErrUsage)
 	}
+	// The catalog loads while the manifests are read.
+	var its cloudprovider.InstanceTypes
+	var catalogErr error
+	loaded := make(chan struct{})
+	go func() {
+		defer close(loaded)
+		its, catalogErr = loadCatalog(*catalogFile)
+	}()
 	objs := &objects{}
 	for _, name := range files {
 		if err := readFile(objs, name, stdin); err != nil {
+			<-loaded
 			return err
 		}
 	}
-	its, err := loadCatalog(*catalogFile)
-	if err != nil {
-		return err
+	<-loaded
+	if catalogErr != nil {
+		return catalogErr
 	}
 	in := objs.input(its, *catalogFile == "")
 	for _, w := range objs.warnings() {

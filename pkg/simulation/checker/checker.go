@@ -10,7 +10,6 @@ import (
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
 )
 
@@ -23,8 +22,8 @@ type Options struct {
 // node is a placed-on host as the checker sees it: existing, in-flight or planned.
 type node struct {
 	name        string
-	labels      map[string]string       // labels known for certain
-	reqs        scheduling.Requirements // for planned claims: what the label values may be
+	labels      map[string]string // labels known for certain
+	rules       labelRules        // for planned claims: what the label values may be
 	taints      []corev1.Taint
 	allocatable corev1.ResourceList // nil for planned claims (checked per instance type)
 	requests    corev1.ResourceList
@@ -38,7 +37,8 @@ func Check(in solver.Input, plan *solver.Plan, opts Options) error {
 	if opts.MaxInstanceTypes <= 0 {
 		opts.MaxInstanceTypes = 60
 	}
-	c := &checker{in: in, plan: plan, opts: opts, pods: map[solver.PodRef]*corev1.Pod{}, nodes: map[string]*node{}, pools: map[string]*v1.NodePool{}}
+	c := &checker{in: in, plan: plan, opts: opts, pods: map[solver.PodRef]*corev1.Pod{}, nodes: map[string]*node{}, pools: map[string]*v1.NodePool{},
+		types: map[*cloudprovider.InstanceType]labelRules{}}
 	c.index()
 	c.checkCoverage()
 	c.checkExisting()
@@ -57,6 +57,7 @@ type checker struct {
 	order    []string // node names in a fixed order
 	pools    map[string]*v1.NodePool
 	problems []error
+	types    map[*cloudprovider.InstanceType]labelRules
 }
 
 func (c *checker) fail(format string, args ...any) {
@@ -81,8 +82,8 @@ func (c *checker) index() {
 		c.addNode(nd)
 	}
 	for _, f := range c.in.InFlight {
-		reqs, _ := scheduling.FromNodePoolRequirements(f.NodeClaim.Spec.Requirements)
-		labels := reqs.Intersection(scheduling.FromLabels(f.NodeClaim.Labels)).Labels()
+		rules, _, _ := rulesWithMinValues(f.NodeClaim.Spec.Requirements)
+		labels := rules.and(rulesOfLabels(f.NodeClaim.Labels)).single()
 		labels[v1.LabelHostname] = f.NodeClaim.Name
 		nd := &node{name: f.NodeClaim.Name, labels: labels, taints: f.NodeClaim.Spec.Taints, allocatable: f.NodeClaim.Status.Allocatable, requests: corev1.ResourceList{}}
 		for _, p := range f.Pods {
@@ -102,11 +103,7 @@ func (c *checker) addNode(n *node) {
 }
 
 func (n *node) add(p *corev1.Pod) {
-	for name, q := range scheduling.PodRequests(p) {
-		sum := n.requests[name]
-		sum.Add(q)
-		n.requests[name] = sum
-	}
+	addLists(n.requests, requestsOf(p))
 	n.ports = append(n.ports, hostPorts(p)...)
 	n.pods = append(n.pods, p)
 }
@@ -169,42 +166,44 @@ func (c *checker) checkExisting() {
 }
 
 // checkPodOnNode checks taints and node requirements of a pod against concrete labels (and, for planned
-// claims, the requirements that bound the labels not yet known).
-func (c *checker) checkPodOnNode(pod *corev1.Pod, n *node, labels map[string]string, reqs scheduling.Requirements) {
-	if err := scheduling.Tolerates(pod.Spec.Tolerations, n.taints, false); err != nil {
-		c.fail("pod %s on %s: %v", ref(pod), n.name, err)
+// claims, the rules that bound the labels not yet known).
+func (c *checker) checkPodOnNode(pod *corev1.Pod, n *node, labels map[string]string, bound labelRules) {
+	if taint, refused := untolerated(pod.Spec.Tolerations, n.taints); refused {
+		c.fail("pod %s on %s: taint %s=%s:%s not tolerated", ref(pod), n.name, taint.Key, taint.Value, taint.Effect)
 	}
-	terms, err := scheduling.PodRequirements(pod)
+	terms, err := nodeTerms(pod)
 	if err != nil {
 		c.fail("pod %s: %v", ref(pod), err)
 		return
 	}
-	volume := c.volumeRequirements(pod)
+	volume := c.volumeRules(pod)
 	for _, t := range terms {
-		if satisfies(t.Intersection(volume), labels, reqs) {
+		if satisfies(t.and(volume), labels, bound) {
 			return
 		}
 	}
 	c.fail("pod %s on %s: node labels %v satisfy none of its node selector terms", ref(pod), n.name, labels)
 }
 
-// satisfies reports whether a node with these labels (and, for unknown labels, values within reqs) meets
-// every requirement.
-func satisfies(want scheduling.Requirements, labels map[string]string, reqs scheduling.Requirements) bool {
-	for _, k := range want.Keys() {
-		r := want[k]
+// satisfies reports whether a node with these labels meets every rule of want. A label the node doesn't
+// have for certain may take any value bound allows, or is absent when bound doesn't mention it; every
+// such possibility must meet the rule.
+func satisfies(want labelRules, labels map[string]string, bound labelRules) bool {
+	for k, r := range want {
 		if v, ok := labels[k]; ok {
-			if !r.Has(v) {
+			if !r.has(v) {
 				return false
 			}
 			continue
 		}
-		if r.AllowsAbsent() {
+		if b, ok := bound[k]; ok {
+			if !within(b, r) {
+				return false
+			}
 			continue
 		}
-		bound, ok := reqs[k]
-		if !ok || bound.AllowsAbsent() || !bound.Intersects(r) || bound.Intersection(r).Len() != bound.Len() {
-			return false // the label could be missing or take a value the pod refuses
+		if !r.absent {
+			return false
 		}
 	}
 	return true
@@ -240,17 +239,17 @@ func (c *checker) checkPorts(n *node) {
 	}
 }
 
-// priceOf is the cheapest available offering of it that reqs allow, or +Inf.
-func priceOf(it *cloudprovider.InstanceType, reqs scheduling.Requirements) float64 {
+// priceOf is the cheapest available offering of it that the rules allow, or +Inf.
+func priceOf(it *cloudprovider.InstanceType, rules labelRules) float64 {
 	best := math.Inf(1)
 	for _, o := range it.Offerings {
 		if !o.Available {
 			continue
 		}
-		if z, ok := reqs[v1.LabelTopologyZone]; ok && !z.Has(o.Zone) {
+		if z, ok := rules[v1.LabelTopologyZone]; ok && !z.has(o.Zone) {
 			continue
 		}
-		if ct, ok := reqs[v1.CapacityTypeLabelKey]; ok && !ct.Has(o.CapacityType) {
+		if ct, ok := rules[v1.CapacityTypeLabelKey]; ok && !ct.has(o.CapacityType) {
 			continue
 		}
 		best = min(best, o.Price)

@@ -7,8 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 )
 
 // bound is a pod on a node during the replay.
@@ -81,8 +79,10 @@ func (n *node) domain(key string) (string, bool) {
 	if v, ok := n.labels[key]; ok {
 		return v, true
 	}
-	if r, ok := n.reqs[key]; ok && r.Len() == 1 && !r.AllowsAbsent() {
-		return r.Any()
+	if r, ok := n.rules[key]; ok {
+		if values, finite := r.finite(); finite && len(values) == 1 && !r.absent {
+			return values[0], true
+		}
 	}
 	return "", false
 }
@@ -106,7 +106,7 @@ func selectorOf(ls *metav1.LabelSelector, matchLabelKeys []string, podLabels map
 }
 
 func (c *checker) checkSpreads(pod *corev1.Pod, n *node, placed []bound) {
-	terms, _ := scheduling.PodRequirements(pod)
+	terms, _ := nodeTerms(pod)
 	for _, tsc := range pod.Spec.TopologySpreadConstraints {
 		if tsc.WhenUnsatisfiable != corev1.DoNotSchedule {
 			continue
@@ -130,7 +130,7 @@ func (c *checker) checkSpreads(pod *corev1.Pod, n *node, placed []bound) {
 			if honorAffinity && !anySatisfied(terms, m) {
 				continue
 			}
-			if honorTaints && scheduling.Tolerates(pod.Spec.Tolerations, m.taints, false) != nil {
+			if _, refused := untolerated(pod.Spec.Tolerations, m.taints); honorTaints && refused {
 				continue
 			}
 			eligible[m] = true
@@ -168,9 +168,9 @@ func (c *checker) checkSpreads(pod *corev1.Pod, n *node, placed []bound) {
 	}
 }
 
-func anySatisfied(terms []scheduling.Requirements, n *node) bool {
+func anySatisfied(terms []labelRules, n *node) bool {
 	for _, t := range terms {
-		if satisfies(t, n.labels, n.reqs) {
+		if satisfies(t, n.labels, n.rules) {
 			return true
 		}
 	}

@@ -99,3 +99,15 @@ func BenchmarkSelectorDiverse(b *testing.B) {
 		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) { runBenchmark(b, pods, its, solver.Options{}) })
 	}
 }
+
+// BenchmarkEC2GPU is a GPU cluster's mix (workload.GPU: most pods request 1–8 nvidia.com/gpu) on the whole
+// embedded EC2 catalog, every family, spot and on-demand.
+func BenchmarkEC2GPU(b *testing.B) {
+	its, err := catalog.EC2(catalog.EC2Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{100, 1000, 5000} {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) { runBenchmark(b, workload.GPU(n), its, solver.Options{}) })
+	}
+}

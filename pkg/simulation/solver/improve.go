@@ -44,6 +44,19 @@ func swapSignature(p *podInfo) string {
 	return b.String()
 }
 
+// swapMargin keeps the price caps of trySwap's searches from ruling out a type on rounding alone.
+const swapMargin = 1e-6
+
+// covers reports whether a is at least b in every resource.
+func covers(a, b vec) bool {
+	for i := range a {
+		if a[i] < b[i] {
+			return false
+		}
+	}
+	return true
+}
+
 type slot struct {
 	claim *target
 	index int // position in claim.pods
@@ -108,8 +121,30 @@ func (r *run) trySwap(a, b slot) bool {
 		newA[i] = ca.used[i] - pa.requests[i] + pb.requests[i]
 		newB[i] = cb.used[i] - pb.requests[i] + pa.requests[i]
 	}
-	ia, ib := fitNewType(ca.types, 0, newA, zero), fitNewType(cb.types, 0, newB, zero)
-	if ia < 0 || ib < 0 || ca.types[ia].price+cb.types[ib].price >= ca.price()+cb.price()-1e-9 {
+	// A swap pays only if the two new types cost less than the two current ones, so one claim at least
+	// must fit a type cheaper than its current one. Searches are capped by price (the lists are sorted by
+	// price): first among the types cheaper than each claim's current one, then, for a claim that has none,
+	// among the types the other claim's saving could pay for (with a margin for rounding). Each search
+	// finds the first type that fits, as an uncapped one would, or shows that the swap can't pay.
+	// A claim whose pod is swapped for one at least as large in every resource can't get cheaper: no type
+	// cheaper than its current one held its pods before.
+	total := ca.price() + cb.price()
+	ia, ib := -1, -1
+	if !covers(pb.requests, pa.requests) {
+		ia = fitTypeBelow(ca.types, 0, newA, zero, ca.price())
+	}
+	if !covers(pa.requests, pb.requests) {
+		ib = fitTypeBelow(cb.types, 0, newB, zero, cb.price())
+	}
+	switch {
+	case ia < 0 && ib < 0:
+		return false
+	case ia < 0:
+		ia = fitTypeBelow(ca.types, 0, newA, zero, total-cb.types[ib].price+swapMargin)
+	case ib < 0:
+		ib = fitTypeBelow(cb.types, 0, newB, zero, total-ca.types[ia].price+swapMargin)
+	}
+	if ia < 0 || ib < 0 || ca.types[ia].price+cb.types[ib].price >= total-1e-9 {
 		return false
 	}
 	if pool := ca.pool; pool.limited { // both claims are from the same pool

@@ -32,7 +32,7 @@ func (r *run) plan(order Order) *Plan {
 		}
 	}
 	plan.LowerBoundPerHour = r.lowerBound(onClaims)
-	plan.MixLowerBoundPerHour = max(plan.LowerBoundPerHour, r.mixLowerBound(onClaims))
+	plan.MixLowerBoundPerHour = max(plan.LowerBoundPerHour, r.mixLowerBound(onClaims), r.resourceMixBound(onClaims))
 	unplaced := slices.Clone(r.unplaced)
 	slices.SortFunc(unplaced, func(a, b *podInfo) int { return cmp.Compare(a.index, b.index) })
 	for _, p := range unplaced {
@@ -41,17 +41,38 @@ func (r *run) plan(order Order) *Plan {
 	return plan
 }
 
+// outcome is the plan's unplaced pods and price, as plan would report them, without spelling out the
+// NodeClaims: the price of a claim without minValues from a pool without limits is its first fitting
+// type's cheapest offering, as in claimPlan.
+func (r *run) outcome() outcome {
+	o := outcome{unplaced: len(r.unplaced)}
+	zero := make(vec, len(r.prep.dims.names))
+	for _, c := range r.claims {
+		if c.hasMinValues || c.pool.limited {
+			o.price += r.claimPlan(c).PricePerHour
+			continue
+		}
+		price := c.price()
+		if i := fitNewType(c.types, c.cur, c.used, zero); i >= 0 {
+			if cheapest, ok := c.types[i].it.Offerings.Available().Compatible(c.reqs).Cheapest(); ok {
+				price = cheapest.Price
+			}
+		}
+		o.price += price
+	}
+	return o
+}
+
 func (r *run) claimPlan(c *target) NodeClaimPlan {
 	dims := r.prep.dims
 	// Types that hold every pod without breaking the pool's limits; the current type is first. Limits are
 	// shared by claims planned later, so when dropping the types that no longer fit the headroom would
 	// break minValues, those types are kept (the cheapest type, which is what limits count, always fits).
 	zero := make(vec, len(dims.names))
-	var fitting, withinLimits []pricedType
-	for _, t := range c.types[c.cur:] {
-		if !c.used.fitsWith(zero, t.alloc) {
-			continue
-		}
+	var fitting []pricedType
+	withinLimits := make([]pricedType, 0, r.prep.opts.MaxInstanceTypes)
+	for i := fitNewType(c.types, c.cur, c.used, zero); i >= 0; i = fitNewType(c.types, i+1, c.used, zero) {
+		t := c.types[i]
 		if c.hasMinValues {
 			fitting = append(fitting, t)
 		}
@@ -90,7 +111,7 @@ func (r *run) claimPlan(c *target) NodeClaimPlan {
 	}
 	nc.InstanceTypeNames = names
 	reqs := c.reqs.Clone()
-	reqs.Add(scheduling.MustRequirement(v1.LabelInstanceType, corev1.NodeSelectorOpIn, names...))
+	reqs.Add(r.instanceTypeRequirement(names))
 	nc.Requirements = reqs.NodeSelectorRequirements()
 	if len(fitting) > 0 {
 		if o, ok := fitting[0].it.Offerings.Available().Compatible(c.reqs).Cheapest(); ok {
@@ -103,11 +124,31 @@ func (r *run) claimPlan(c *target) NodeClaimPlan {
 	return nc
 }
 
-// lowerBound prices the requests at the cheapest price per allocatable unit of cpu and of memory over every
-// pool's types, and takes the larger: no packing onto these types can cost less.
+// instanceTypeRequirement is "instance type In names", built once per list of names: claims of one shape
+// list the same types.
+func (r *run) instanceTypeRequirement(names []string) scheduling.Requirement {
+	key := strings.Join(names, "\x00")
+	if req, ok := r.instanceTypeReqs[key]; ok {
+		return req
+	}
+	req := scheduling.MustRequirement(v1.LabelInstanceType, corev1.NodeSelectorOpIn, names...)
+	if r.instanceTypeReqs == nil {
+		r.instanceTypeReqs = map[string]scheduling.Requirement{}
+	}
+	r.instanceTypeReqs[key] = req
+	return req
+}
+
+// lowerBound prices the requests of each resource at the cheapest price per allocatable unit of it among
+// every pool's types that offer it (cpu, memory, GPUs, Neuron devices, …), and takes the largest: no
+// packing onto these types can cost less, since whatever holds R units of a resource costs at least R
+// times its cheapest price per unit.
 func (r *run) lowerBound(requests vec) float64 {
 	bound := 0.0
-	for _, d := range []int{dimCPU, dimMemory} {
+	for d, amount := range requests {
+		if amount <= 0 {
+			continue
+		}
 		best := math.Inf(1)
 		for _, pool := range r.prep.pools {
 			for _, t := range pool.types {
@@ -117,10 +158,100 @@ func (r *run) lowerBound(requests vec) float64 {
 			}
 		}
 		if !math.IsInf(best, 1) {
-			bound = max(bound, best*float64(requests[d]))
+			bound = max(bound, best*float64(amount))
 		}
 	}
 	return bound
+}
+
+// weightedBound is the lower bound a weighting of the resources proves: with a weight w[d] ≥ 0 per unit
+// of each resource, a type t is worth v(t) = Σ w[d]·alloc[t][d], and no type is worth more than s times
+// its price, where s = max over t of v(t)/price(t). Any packing holds the requests R, so the types it
+// launches are worth at least Σ w[d]·R[d] and cost at least that over s. This is weak duality for the
+// linear program "cheapest fractional mix of types covering every requested resource": every weighting
+// gives a sound bound, and the best one equals the program's optimum. perDollar holds each type's
+// allocatable of the weighted resources divided by its price; requests the pods' total of each.
+func weightedBound(perDollar [][]float64, requests, w []float64) float64 {
+	worth := 0.0
+	for d, x := range w {
+		worth += x * requests[d]
+	}
+	scale := 0.0
+	for _, a := range perDollar {
+		v := 0.0
+		for d, x := range w {
+			v += x * a[d]
+		}
+		scale = max(scale, v)
+	}
+	if scale <= 0 || worth <= 0 {
+		return 0
+	}
+	return worth / scale
+}
+
+// resourceMixBound searches for a good weighting of every requested resource the types offer (see
+// weightedBound), starting from each resource's cheapest price per unit and improving one weight at a
+// time with shrinking steps. It is sound whatever the search finds; it is the tighter mix bound when the
+// pods request extended resources (GPUs): GPU types then have to be paid for their cpu and memory too.
+func (r *run) resourceMixBound(requests vec) float64 {
+	var dims []int
+	for d, amount := range requests {
+		if amount <= 0 {
+			continue
+		}
+		for _, pool := range r.prep.pools {
+			if slices.ContainsFunc(pool.types, func(t pricedType) bool { return t.alloc[d] > 0 }) {
+				dims = append(dims, d)
+				break
+			}
+		}
+	}
+	if len(dims) == 0 {
+		return 0
+	}
+	var perDollar [][]float64
+	for _, pool := range r.prep.pools {
+		for _, t := range pool.types {
+			if t.price <= 0 {
+				return 0 // a free type makes any amount free
+			}
+			a := make([]float64, len(dims))
+			for i, d := range dims {
+				a[i] = float64(t.alloc[d]) / t.price
+			}
+			perDollar = append(perDollar, a)
+		}
+	}
+	total := make([]float64, len(dims))
+	// Weights start as the cheapest price per unit of each resource, so that each counts comparably.
+	w := make([]float64, len(dims))
+	for i, d := range dims {
+		total[i] = float64(requests[d])
+		most := 0.0
+		for _, a := range perDollar {
+			most = max(most, a[i])
+		}
+		w[i] = 1 / most
+	}
+	best := weightedBound(perDollar, total, w)
+	for step := 1.0; step > 1.0/64; step /= 2 {
+		for improved := true; improved; {
+			improved = false
+			for i := range w {
+				for _, f := range []float64{1 + step, 1 / (1 + step)} {
+					old := w[i]
+					w[i] = old * f
+					if b := weightedBound(perDollar, total, w); b > best*(1+1e-12) {
+						best, improved = b, true
+						continue
+					}
+					w[i] = old
+				}
+			}
+		}
+	}
+	return best
 }
 
 // mixLowerBound is the cheapest fractional mix of instance types whose allocatable cpu and memory together

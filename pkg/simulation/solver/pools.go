@@ -35,6 +35,72 @@ func (t *typeOption) allocatable() vec {
 type pricedType struct {
 	*typeOption
 	price float64
+	// blockMax is the largest allocatable, per resource, of the types in this type's block of its list
+	// (typeBlock consecutive types), and blockRest how many of them are at or after this one: a search
+	// for a type that fits skips the rest of a block whose maximum can't hold the request (fitNewType).
+	// nil when the list wasn't built by priceTypes; then nothing is skipped.
+	blockMax  vec
+	blockRest int
+	// list summarises the whole list the type was priced into (nil as blockMax is).
+	list *typeList
+}
+
+// typeList is what a search of a priced list needs to know about the list as a whole.
+type typeList struct {
+	n        int
+	maxAlloc vec
+	// offering has, per resource that only some of the types offer (GPUs, Neuron devices, …), the
+	// positions of the types offering it, in list order; nil for resources most types offer. A pod that
+	// requests such a resource is only tried on those types.
+	offering [][]int
+}
+
+// typeBlock is the number of consecutive types a pricedType list summarises in one blockMax. Most of an EC2
+// list's types can't hold a pod of 64 cpu; blocks let a search pass them 16 at a time.
+const typeBlock = 16
+
+// indexList sets blockMax, blockRest and list on a list sorted as it will be searched.
+func indexList(types []pricedType) {
+	if len(types) == 0 {
+		return
+	}
+	l := &typeList{n: len(types), maxAlloc: make(vec, len(types[0].alloc)), offering: make([][]int, len(types[0].alloc))}
+	for start := 0; start < len(types); start += typeBlock {
+		end := min(start+typeBlock, len(types))
+		block := types[start].alloc.clone()
+		for _, t := range types[start+1 : end] {
+			for d, a := range t.alloc {
+				block[d] = max(block[d], a)
+			}
+		}
+		for i := start; i < end; i++ {
+			types[i].blockMax, types[i].blockRest, types[i].list = block, end-i, l
+		}
+		l.maxAlloc = maxVec(l.maxAlloc, block)
+	}
+	for d := range l.offering {
+		var positions []int
+		for i, t := range types {
+			if t.alloc[d] > 0 {
+				positions = append(positions, i)
+			}
+		}
+		if len(positions) <= len(types)/4 {
+			l.offering[d] = positions
+		}
+	}
+}
+
+// scarcest returns the positions of the types offering the resource used+extra needs that fewest types
+// offer, or nil when it needs none that only some types offer.
+func (l *typeList) scarcest(used, extra vec) []int {
+	var best []int
+	for d, positions := range l.offering {
+		if positions != nil && used[d]+extra[d] > 0 && (best == nil || len(positions) < len(best)) {
+			best = positions
+		}
+	}
+	return best
 }
 
 // poolInfo is a NodePool parsed once.
@@ -173,6 +239,7 @@ func priceTypes[T interface{ option() *typeOption }](types []T, reqs scheduling.
 	slices.SortStableFunc(out, func(a, b pricedType) int {
 		return cmp.Or(cmp.Compare(a.price, b.price), cmp.Compare(a.it.Name, b.it.Name))
 	})
+	indexList(out)
 	return out
 }
 

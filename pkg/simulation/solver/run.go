@@ -28,6 +28,8 @@ type run struct {
 	scratch  []vec // reusable vectors for the improvement pass
 	// typeCache holds instance types priced under narrowed requirements, by pool and requirements.
 	typeCache map[string][]pricedType
+	// instanceTypeReqs holds the instance-type requirements of planned claims, by their names joined.
+	instanceTypeReqs map[string]scheduling.Requirement
 	// eligible holds, in creation order, the open claims that meet each hostname limit pods have asked
 	// about (eligible.go); eligibleByKey finds them.
 	eligible      []*eligibleList

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
@@ -37,7 +38,8 @@ func Solve(ctx context.Context, in Input, opts Options) (*Plan, error) {
 	prep := prepare(in, opts.withDefaults())
 	// Each order packs independently from the shared, read-only preparation, so they run in parallel; the
 	// winner is picked in the order they are listed, which keeps the result deterministic.
-	plans := make([]*Plan, len(prep.opts.Orders))
+	runs := make([]*run, len(prep.opts.Orders))
+	outcomes := make([]outcome, len(prep.opts.Orders))
 	errs := make([]error, len(prep.opts.Orders))
 	var wg sync.WaitGroup
 	for i, order := range prep.opts.Orders {
@@ -48,42 +50,40 @@ func Solve(ctx context.Context, in Input, opts Options) (*Plan, error) {
 			if errs[i] = r.placeAll(ctx, prep.order(order)); errs[i] == nil {
 				r.improve()
 				r.repack()
-				plans[i] = r.plan(order)
+				runs[i], outcomes[i] = r, r.outcome()
 			}
 		}()
 	}
 	wg.Wait()
-	var best *Plan
-	for i, plan := range plans {
+	best := -1
+	for i := range runs {
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
-		if best == nil || better(plan, best) {
-			best = plan
+		if best < 0 || better(outcomes[i], outcomes[best]) {
+			best = i
 		}
 	}
-	return best, nil
+	// Only the winner's plan is spelled out (NodeClaim requirements, instance-type lists, reasons).
+	return runs[best].plan(prep.opts.Orders[best]), nil
+}
+
+// outcome is what plans are compared by: the pods left unplaced and the plan's price.
+type outcome struct {
+	unplaced int
+	price    float64
 }
 
 // better prefers fewer unplaced pods, then a lower price.
-func better(a, b *Plan) bool {
-	if len(a.Unschedulable) != len(b.Unschedulable) {
-		return len(a.Unschedulable) < len(b.Unschedulable)
+func better(a, b outcome) bool {
+	if a.unplaced != b.unplaced {
+		return a.unplaced < b.unplaced
 	}
-	return a.PricePerHour < b.PricePerHour-1e-9
+	return a.price < b.price-1e-9
 }
 
 func prepare(in Input, opts Options) *prepared {
-	var lists []corev1.ResourceList
-	for _, pod := range in.Pods {
-		lists = append(lists, scheduling.PodRequests(pod))
-	}
-	for _, name := range sortedKeys(in.InstanceTypes) {
-		for _, it := range in.InstanceTypes[name] {
-			lists = append(lists, it.Capacity)
-		}
-	}
-	prep := &prepared{opts: opts, dims: newResourceDims(lists), topo: newTopology(), poolUsage: map[*poolInfo]vec{},
+	prep := &prepared{opts: opts, dims: newResourceDims(demandedResources(in)), topo: newTopology(), poolUsage: map[*poolInfo]vec{},
 		compat: scheduling.AllowUndefinedWellKnown()}
 	volumes := newVolumeIndex(in.Volumes)
 	for i, pod := range in.Pods {
@@ -113,6 +113,74 @@ func prepare(in Input, opts Options) *prepared {
 	}
 	prep.prepareUniverses()
 	return prep
+}
+
+// demandedResources lists the resources a solve has to track: every resource a pending pod requests, and
+// each resource the instance types offer that bound pods, daemonsets, in-flight claims or NodePool limits
+// use. Resources only offered (an EC2 type's pod ENIs or EFA devices, when nothing asks for them) can't
+// change any fit, and leaving them out keeps the vectors short.
+func demandedResources(in Input) []corev1.ResourceList {
+	pending := corev1.ResourceList{}
+	used := map[corev1.ResourceName]bool{}
+	for _, pod := range in.Pods {
+		for _, name := range requestNames(pod) {
+			pending[name] = resource.Quantity{}
+		}
+	}
+	for _, n := range in.Nodes {
+		for _, pod := range n.Pods {
+			for _, name := range requestNames(pod) {
+				used[name] = true
+			}
+		}
+	}
+	for _, f := range in.InFlight {
+		for _, pod := range f.Pods {
+			for _, name := range requestNames(pod) {
+				used[name] = true
+			}
+		}
+		for name := range f.NodeClaim.Spec.Resources.Requests {
+			used[name] = true
+		}
+	}
+	for _, ds := range in.DaemonSets {
+		for _, name := range requestNames(&corev1.Pod{Spec: ds.Spec.Template.Spec}) {
+			used[name] = true
+		}
+	}
+	for _, np := range in.NodePools {
+		for name := range np.Spec.Limits {
+			used[name] = true
+		}
+	}
+	offered := corev1.ResourceList{}
+	for _, its := range in.InstanceTypes {
+		for _, it := range its {
+			for name := range it.Capacity {
+				if used[name] {
+					offered[name] = resource.Quantity{}
+				}
+			}
+		}
+	}
+	return []corev1.ResourceList{pending, offered}
+}
+
+// requestNames lists the resources a pod's containers, init containers and overhead request.
+func requestNames(pod *corev1.Pod) []corev1.ResourceName {
+	var out []corev1.ResourceName
+	for _, list := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for _, c := range list {
+			for name := range c.Resources.Requests {
+				out = append(out, name)
+			}
+		}
+	}
+	for name := range pod.Spec.Overhead {
+		out = append(out, name)
+	}
+	return out
 }
 
 func (prep *prepared) addNodes(in Input, volumes *volumeIndex) {

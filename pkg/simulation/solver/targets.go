@@ -1,6 +1,8 @@
 package solver
 
 import (
+	"math"
+	"sort"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -98,12 +100,45 @@ func portsConflict(have, want []hostPort) (hostPort, bool) {
 	return hostPort{}, false
 }
 
-// fitNewType returns the index of the first type at or after from that fits used+extra, or -1.
+// fitNewType returns the index of the first type at or after from that fits used+extra, or -1. When
+// used+extra needs a resource only some types offer, only those types are tried; otherwise blocks whose
+// largest type can't hold used+extra are skipped whole. Either way the result is the same as trying every
+// type.
 func fitNewType(types []pricedType, from int, used, extra vec) int {
-	for i := from; i < len(types); i++ {
-		if used.fitsWith(extra, types[i].alloc) {
+	return fitTypeBelow(types, from, used, extra, math.Inf(1))
+}
+
+// fitTypeBelow is fitNewType giving up (-1) once types cost limit or more: lists are sorted by price.
+func fitTypeBelow(types []pricedType, from int, used, extra vec, limit float64) int {
+	if from >= len(types) {
+		return -1
+	}
+	if l := types[0].list; l != nil && l.n == len(types) {
+		if positions := l.scarcest(used, extra); positions != nil {
+			for _, i := range positions[sort.SearchInts(positions, from):] {
+				if types[i].price >= limit {
+					return -1
+				}
+				if used.fitsWith(extra, types[i].alloc) {
+					return i
+				}
+			}
+			return -1
+		}
+	}
+	for i := from; i < len(types); {
+		t := &types[i]
+		if t.price >= limit {
+			return -1
+		}
+		if t.blockMax != nil && !used.fitsWith(extra, t.blockMax) {
+			i += t.blockRest
+			continue
+		}
+		if used.fitsWith(extra, t.alloc) {
 			return i
 		}
+		i++
 	}
 	return -1
 }
@@ -111,10 +146,12 @@ func fitNewType(types []pricedType, from int, used, extra vec) int {
 // setTypes replaces a claim's type list and recomputes cur and maxAlloc. It returns false when no type fits.
 func (t *target) setTypes(types []pricedType) bool {
 	t.types = types
-	t.maxAlloc = make(vec, len(t.used))
-	for _, ty := range types {
-		for i, a := range ty.alloc {
-			t.maxAlloc[i] = max(t.maxAlloc[i], a)
+	if len(types) > 0 && types[0].list != nil && types[0].list.n == len(types) {
+		t.maxAlloc = types[0].list.maxAlloc // shared, never written
+	} else {
+		t.maxAlloc = make(vec, len(t.used))
+		for _, ty := range types {
+			t.maxAlloc = maxVec(t.maxAlloc, ty.alloc)
 		}
 	}
 	zero := make(vec, len(t.used))

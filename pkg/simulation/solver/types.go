@@ -121,12 +121,15 @@ type Plan struct {
 	Unschedulable []UnschedulablePod `json:"unschedulable"`
 	// PricePerHour is the total of the new NodeClaims' cheapest offerings.
 	PricePerHour float64 `json:"totalPricePerHour"`
-	// LowerBoundPerHour is the fluid lower bound for the pods placed on new NodeClaims: their total
-	// requests of the binding resource priced at the cheapest price per allocatable unit any instance type
-	// offers. No packing can cost less.
+	// LowerBoundPerHour is the fluid lower bound for the pods placed on new NodeClaims: for each resource
+	// they request (cpu, memory, GPUs, …), their total request priced at the cheapest price per
+	// allocatable unit among the instance types offering it; the largest of these. No packing can cost
+	// less.
 	LowerBoundPerHour float64 `json:"lowerBoundPerHour"`
-	// MixLowerBoundPerHour is a tighter bound for the same pods: the cheapest fractional mix of instance
-	// types covering their cpu and memory requests together (a two-constraint linear program).
+	// MixLowerBoundPerHour is a tighter bound for the same pods: a lower bound on the cheapest fractional
+	// mix of instance types covering all their requests together (cpu and memory exactly, as a
+	// two-constraint linear program; with extended resources, through a weighting of the resources that
+	// proves it by weak duality). It is at least LowerBoundPerHour, and no packing can cost less.
 	MixLowerBoundPerHour float64 `json:"mixLowerBoundPerHour"`
 	// Order is the pod order that produced the plan.
 	Order Order `json:"order"`

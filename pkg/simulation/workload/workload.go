@@ -1,5 +1,5 @@
 // Package workload generates the pod workloads of Karpenter's scheduling benchmark, reproduced exactly (same
-// seeded draws in the same order), for Lathe's tests and benchmarks.
+// seeded draws in the same order), and a seeded GPU cluster's mix (GPU), for Lathe's tests and benchmarks.
 package workload
 
 import (

@@ -62,3 +62,48 @@ func TestPreferenceIdentical(t *testing.T) {
 		}
 	}
 }
+
+func TestGPUShape(t *testing.T) {
+	pods := workload.GPU(1000)
+	if len(pods) != 1000 {
+		t.Fatalf("got %d pods", len(pods))
+	}
+	withGPU := 0
+	for _, p := range pods {
+		req := p.Spec.Containers[0].Resources.Requests
+		gpus, cpu, mem := req[workload.ResourceNvidiaGPU], req[corev1.ResourceCPU], req[corev1.ResourceMemory]
+		if g := gpus.Value(); g < 0 || g > 8 {
+			t.Fatalf("%s requests %d GPUs", p.Name, g)
+		} else if g > 0 {
+			withGPU++
+		}
+		if c := cpu.Value(); c < 1 || c > 64 {
+			t.Fatalf("%s requests %d cpu", p.Name, c)
+		}
+		if m := mem.Value() >> 30; m < 1 || m > 512 {
+			t.Fatalf("%s requests %d GiB", p.Name, m)
+		}
+	}
+	if withGPU < 700 || withGPU > 900 {
+		t.Fatalf("%d of 1000 pods request GPUs, want about 800", withGPU)
+	}
+	again := workload.GPU(1000)
+	for i := range pods {
+		if pods[i].Name != again[i].Name || !equalRequests(pods[i], again[i]) {
+			t.Fatalf("pod %d differs between two calls", i)
+		}
+	}
+}
+
+func equalRequests(a, b *corev1.Pod) bool {
+	ra, rb := a.Spec.Containers[0].Resources.Requests, b.Spec.Containers[0].Resources.Requests
+	if len(ra) != len(rb) {
+		return false
+	}
+	for n, q := range ra {
+		if q.Cmp(rb[n]) != 0 {
+			return false
+		}
+	}
+	return true
+}
