@@ -17,6 +17,7 @@ import (
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider/fake"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/fieldindex/fieldindextest"
 	nodetermination "github.com/lathe-autoscaler/lathe/pkg/controllers/node/termination"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/expiration"
 	nodeclaimtermination "github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/termination"
@@ -104,11 +105,14 @@ var _ = Describe("Expiration", func() {
 			Offerings:    cloudprovider.Offerings{{Zone: "z", CapacityType: v1.CapacityTypeSpot, Price: 1, Available: true}},
 			Capacity:     corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourcePods: resource.MustParse("110")},
 		})
+		// The termination controllers look Nodes and NodeClaims up through the cache's field indexes; this
+		// client answers those lookups against the API server.
+		indexed := fieldindextest.NewClient(env.Client)
 		claimTermination := nodeclaimtermination.NewController(nodeclaimtermination.Deps{
-			Client: env.Client, CloudProvider: cloud, Clock: clock, Recorder: recorder, Registerer: registry,
+			Client: indexed, CloudProvider: cloud, Clock: clock, Recorder: recorder, Registerer: registry,
 		})
 		nodeTermination := nodetermination.NewController(nodetermination.Deps{
-			Client: env.Client, CloudProvider: cloud, Clock: clock, Recorder: recorder, Registerer: registry,
+			Client: indexed, CloudProvider: cloud, Clock: clock, Recorder: recorder, Registerer: registry,
 		})
 		// Expiring after seconds keeps the fake clock near the API server's: the drain deadline is counted from
 		// the deletion timestamp the API server sets.
