@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/fieldindex"
 )
 
 // DedupeTimeout is the shortest time between two writes of one NodeClaim's lastPodEventTime (upstream's
@@ -50,7 +51,10 @@ func (c *Controller) Name() string { return "nodeclaim.podevents" }
 
 // Register watches pods and enqueues the node of every pod that was bound, finished, started terminating
 // or was deleted.
-func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
+func (c *Controller) Register(ctx context.Context, mgr manager.Manager) error {
+	if err := fieldindex.Register(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	return builder.ControllerManagedBy(mgr).
 		Named(c.Name()).
 		Watches(&corev1.Pod{}, podEventHandler()).
@@ -112,11 +116,12 @@ func Wait(claim *v1.NodeClaim, now time.Time) time.Duration {
 	return max(0, claim.Status.LastPodEventTime.Add(DedupeTimeout).Sub(now))
 }
 
-// claimOfNode returns the NodeClaim whose node has the name, nil when there is none (an unmanaged node).
+// claimOfNode returns the NodeClaim whose node has the name, nil when there is none (an unmanaged node). It
+// looks the claim up through the node-name index, so a pod event costs no list of every NodeClaim.
 func (c *Controller) claimOfNode(ctx context.Context, nodeName string) (*v1.NodeClaim, error) {
 	var claims v1.NodeClaimList
-	if err := c.client.List(ctx, &claims); err != nil {
-		return nil, fmt.Errorf("listing nodeclaims, %w", err)
+	if err := c.client.List(ctx, &claims, client.MatchingFields{fieldindex.NodeClaimNodeName: nodeName}); err != nil {
+		return nil, fmt.Errorf("listing nodeclaims of node %s, %w", nodeName, err)
 	}
 	for i := range claims.Items {
 		if claims.Items[i].Status.NodeName == nodeName && claims.Items[i].DeletionTimestamp.IsZero() {
