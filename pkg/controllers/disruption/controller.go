@@ -291,7 +291,8 @@ func (c *Controller) forgetGone() {
 func (c *Controller) untaintOrphans(ctx context.Context) error {
 	busy := c.queue.Busy()
 	for _, n := range c.deps.Cluster.Snapshot().Nodes {
-		if n.NodeClaim == nil || n.MarkedForDeletion || busy[n.ProviderID] ||
+		// Not n.MarkedForDeletion: the taint itself marks a node as draining in the state.
+		if n.NodeClaim == nil || n.Node.DeletionTimestamp != nil || n.NodeClaim.DeletionTimestamp != nil || busy[n.ProviderID] ||
 			!slices.ContainsFunc(n.Taints, func(t corev1.Taint) bool { return v1.DisruptedNoScheduleTaint.MatchTaint(&t) }) {
 			continue
 		}
