@@ -16,8 +16,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 )
 
-//go:embed data/ec2-instance-types.json
-var ec2InstanceTypesJSON []byte
+//go:generate go test -run TestEC2RecordsGenerated . -args -update
 
 //go:embed data/ec2-prices.json
 var ec2PricesJSON []byte
@@ -56,41 +55,70 @@ func (o EC2Options) withDefaults() EC2Options {
 
 // ec2Record is one line of ec2-instance-types.json.
 type ec2Record struct {
-	Name                 string  `json:"name"`
-	Family               string  `json:"family"`
-	Category             string  `json:"category"`
-	Generation           int     `json:"generation"`
-	Size                 string  `json:"size"`
-	VCPU                 int64   `json:"vcpu"`
-	MemoryMiB            int64   `json:"memory_mib"`
-	Architecture         string  `json:"architecture"`
-	CPUManufacturer      string  `json:"cpu_manufacturer"`
-	CPUSustainedClockMHz float64 `json:"cpu_sustained_clock_mhz"`
-	Hypervisor           *string `json:"hypervisor"`
-	Flex                 bool    `json:"flex"`
-	GPU                  *struct {
-		Count           int64  `json:"count"`
-		Name            string `json:"name"`
-		Manufacturer    string `json:"manufacturer"`
-		MemoryMiBPerGPU int64  `json:"memory_mib_per_gpu"`
-	} `json:"gpu"`
-	Accelerator *struct {
-		Count        int64  `json:"count"`
-		Name         string `json:"name"`
-		Manufacturer string `json:"manufacturer"`
-	} `json:"accelerator"`
-	LocalNVMeGiB         *int64 `json:"local_nvme_gib"`
-	NetworkBandwidthMbps *int64 `json:"network_bandwidth_mbps"`
-	EBSBandwidthMbps     *int64 `json:"ebs_bandwidth_mbps"`
-	EncryptionInTransit  bool   `json:"encryption_in_transit"`
-	MaxPods              int64  `json:"max_pods"`
-	Allocatable          struct {
-		CPUMillicores       int64 `json:"cpu_millicores"`
-		MemoryMiB           int64 `json:"memory_mib"`
-		EphemeralStorageGiB int64 `json:"ephemeral_storage_gib"`
-		Pods                int64 `json:"pods"`
-	} `json:"allocatable"`
-	ExtendedResources map[string]int64 `json:"extended_resources"`
+	Name                 string          `json:"name"`
+	Family               string          `json:"family"`
+	Category             string          `json:"category"`
+	Generation           int             `json:"generation"`
+	Size                 string          `json:"size"`
+	VCPU                 int64           `json:"vcpu"`
+	MemoryMiB            int64           `json:"memory_mib"`
+	Architecture         string          `json:"architecture"`
+	CPUManufacturer      string          `json:"cpu_manufacturer"`
+	CPUSustainedClockMHz float64         `json:"cpu_sustained_clock_mhz"`
+	Hypervisor           *string         `json:"hypervisor"`
+	Flex                 bool            `json:"flex"`
+	GPU                  *ec2GPU         `json:"gpu"`
+	Accelerator          *ec2Accelerator `json:"accelerator"`
+	LocalNVMeGiB         *int64          `json:"local_nvme_gib"`
+	NetworkBandwidthMbps *int64          `json:"network_bandwidth_mbps"`
+	EBSBandwidthMbps     *int64          `json:"ebs_bandwidth_mbps"`
+	EncryptionInTransit  bool            `json:"encryption_in_transit"`
+	MaxPods              int64           `json:"max_pods"`
+	Allocatable          ec2Allocatable  `json:"allocatable"`
+	ExtendedResources    ec2Resources    `json:"extended_resources"`
+}
+
+type ec2Allocatable struct {
+	CPUMillicores       int64 `json:"cpu_millicores"`
+	MemoryMiB           int64 `json:"memory_mib"`
+	EphemeralStorageGiB int64 `json:"ephemeral_storage_gib"`
+	Pods                int64 `json:"pods"`
+}
+
+type ec2GPU struct {
+	Count           int64  `json:"count"`
+	Name            string `json:"name"`
+	Manufacturer    string `json:"manufacturer"`
+	MemoryMiBPerGPU int64  `json:"memory_mib_per_gpu"`
+}
+
+type ec2Accelerator struct {
+	Count        int64  `json:"count"`
+	Name         string `json:"name"`
+	Manufacturer string `json:"manufacturer"`
+}
+
+// ec2Resources are a type's extended resources, sorted by name: a slice rather than the data's object, so
+// that the generated records need no map built at run time.
+type ec2Resources []ec2Resource
+
+type ec2Resource struct {
+	Name  string
+	Count int64
+}
+
+// UnmarshalJSON reads the data's {"name": count} object.
+func (r *ec2Resources) UnmarshalJSON(data []byte) error {
+	var m map[string]int64
+	if err := json.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	*r = nil
+	for name, n := range m {
+		*r = append(*r, ec2Resource{Name: name, Count: n})
+	}
+	slices.SortFunc(*r, func(a, b ec2Resource) int { return compareStrings(a.Name, b.Name) })
+	return nil
 }
 
 // ec2RootVolumeGiB is the default root volume Karpenter assumes (AL2023, no blockDeviceMappings); the data's
@@ -102,12 +130,6 @@ const ec2RootVolumeGiB = 20
 // is reported as kube-reserved (cpu, memory) and eviction threshold (ephemeral storage).
 func EC2(opts EC2Options) (cloudprovider.InstanceTypes, error) {
 	opts = opts.withDefaults()
-	var types struct {
-		InstanceTypes []ec2Record `json:"instance_types"`
-	}
-	if err := json.Unmarshal(ec2InstanceTypesJSON, &types); err != nil {
-		return nil, fmt.Errorf("decoding embedded instance types, %w", err)
-	}
 	var prices struct {
 		Regions map[string]struct {
 			OnDemandHourly map[string]float64 `json:"on_demand_hourly"`
@@ -121,7 +143,8 @@ func EC2(opts EC2Options) (cloudprovider.InstanceTypes, error) {
 		return nil, fmt.Errorf("no prices for region %q", opts.Region)
 	}
 	var out cloudprovider.InstanceTypes
-	for _, rec := range types.InstanceTypes {
+	for i := range ec2Records {
+		rec := &ec2Records[i]
 		if len(opts.Categories) > 0 && !slices.Contains(opts.Categories, rec.Category) {
 			continue
 		}
@@ -141,7 +164,7 @@ func compareStrings(a, b string) int {
 	return 0
 }
 
-func ec2InstanceType(rec ec2Record, onDemand map[string]float64, opts EC2Options) *cloudprovider.InstanceType {
+func ec2InstanceType(rec *ec2Record, onDemand map[string]float64, opts EC2Options) *cloudprovider.InstanceType {
 	var offerings cloudprovider.Offerings
 	if price, ok := onDemand[rec.Name]; ok {
 		for _, zone := range opts.Zones {
@@ -160,8 +183,8 @@ func ec2InstanceType(rec ec2Record, onDemand map[string]float64, opts EC2Options
 		corev1.ResourcePods:             *resource.NewQuantity(rec.MaxPods, resource.DecimalSI),
 		corev1.ResourceEphemeralStorage: *resource.NewQuantity(ec2RootVolumeGiB*gibibyte, resource.BinarySI),
 	}
-	for name, n := range rec.ExtendedResources {
-		capacity[corev1.ResourceName(name)] = *resource.NewQuantity(n, resource.DecimalSI)
+	for _, r := range rec.ExtendedResources {
+		capacity[corev1.ResourceName(r.Name)] = *resource.NewQuantity(r.Count, resource.DecimalSI)
 	}
 	overhead := cloudprovider.InstanceTypeOverhead{
 		KubeReserved: corev1.ResourceList{
@@ -190,7 +213,7 @@ const (
 )
 
 // ec2Labels returns every label the record supports, under Karpenter's names and value formats.
-func ec2Labels(rec ec2Record, region string) map[string]string {
+func ec2Labels(rec *ec2Record, region string) map[string]string {
 	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
 	labels := map[string]string{
 		v1.LabelInstanceType:                            rec.Name,
