@@ -212,52 +212,61 @@ const (
 	gibibyte = 1 << 30
 )
 
-// ec2Labels returns every label the record supports, under Karpenter's names and value formats.
-func ec2Labels(rec *ec2Record, region string) map[string]string {
+// ec2Label is one label of a type.
+type ec2Label struct{ key, value string }
+
+// ec2Labels returns every label the record supports, under Karpenter's names and value formats (a list: a
+// map per type would only be read once).
+func ec2Labels(rec *ec2Record, region string) []ec2Label {
 	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
-	labels := map[string]string{
-		v1.LabelInstanceType:                            rec.Name,
-		v1.LabelArch:                                    rec.Architecture,
-		v1.LabelOS:                                      "linux",
-		v1.LabelTopologyRegion:                          region,
-		awsv1.LabelInstanceCategory:                     rec.Category,
-		awsv1.LabelInstanceFamily:                       rec.Family,
-		awsv1.LabelInstanceGeneration:                   strconv.Itoa(rec.Generation),
-		awsv1.LabelInstanceSize:                         rec.Size,
-		awsv1.LabelInstanceCPU:                          itoa(rec.VCPU),
-		awsv1.LabelInstanceMemory:                       itoa(rec.MemoryMiB),
-		awsv1.LabelInstanceEncryptionInTransitSupported: strconv.FormatBool(rec.EncryptionInTransit),
-		awsv1.LabelInstanceCapabilityFlex:               strconv.FormatBool(rec.Flex),
-		awsv1.LabelInstanceTenancy:                      "default",
-	}
+	labels := make([]ec2Label, 0, 13+len(optionalEC2Labels))
+	labels = append(labels,
+		ec2Label{v1.LabelInstanceType, rec.Name},
+		ec2Label{v1.LabelArch, rec.Architecture},
+		ec2Label{v1.LabelOS, "linux"},
+		ec2Label{v1.LabelTopologyRegion, region},
+		ec2Label{awsv1.LabelInstanceCategory, rec.Category},
+		ec2Label{awsv1.LabelInstanceFamily, rec.Family},
+		ec2Label{awsv1.LabelInstanceGeneration, strconv.Itoa(rec.Generation)},
+		ec2Label{awsv1.LabelInstanceSize, rec.Size},
+		ec2Label{awsv1.LabelInstanceCPU, itoa(rec.VCPU)},
+		ec2Label{awsv1.LabelInstanceMemory, itoa(rec.MemoryMiB)},
+		ec2Label{awsv1.LabelInstanceEncryptionInTransitSupported, strconv.FormatBool(rec.EncryptionInTransit)},
+		ec2Label{awsv1.LabelInstanceCapabilityFlex, strconv.FormatBool(rec.Flex)},
+		ec2Label{awsv1.LabelInstanceTenancy, "default"},
+	)
 	if rec.CPUManufacturer != "" {
-		labels[awsv1.LabelInstanceCPUManufacturer] = rec.CPUManufacturer
+		labels = append(labels, ec2Label{awsv1.LabelInstanceCPUManufacturer, rec.CPUManufacturer})
 	}
 	if rec.CPUSustainedClockMHz > 0 {
-		labels[awsv1.LabelInstanceCPUSustainedClockSpeedMhz] = strconv.FormatFloat(rec.CPUSustainedClockMHz, 'f', -1, 64)
+		labels = append(labels, ec2Label{awsv1.LabelInstanceCPUSustainedClockSpeedMhz, strconv.FormatFloat(rec.CPUSustainedClockMHz, 'f', -1, 64)})
 	}
 	if rec.Hypervisor != nil && *rec.Hypervisor != "" {
-		labels[awsv1.LabelInstanceHypervisor] = *rec.Hypervisor
+		labels = append(labels, ec2Label{awsv1.LabelInstanceHypervisor, *rec.Hypervisor})
 	}
 	if rec.NetworkBandwidthMbps != nil {
-		labels[awsv1.LabelInstanceNetworkBandwidth] = itoa(*rec.NetworkBandwidthMbps)
+		labels = append(labels, ec2Label{awsv1.LabelInstanceNetworkBandwidth, itoa(*rec.NetworkBandwidthMbps)})
 	}
 	if rec.EBSBandwidthMbps != nil {
-		labels[awsv1.LabelInstanceEBSBandwidth] = itoa(*rec.EBSBandwidthMbps)
+		labels = append(labels, ec2Label{awsv1.LabelInstanceEBSBandwidth, itoa(*rec.EBSBandwidthMbps)})
 	}
 	if rec.LocalNVMeGiB != nil {
-		labels[awsv1.LabelInstanceLocalNVME] = itoa(*rec.LocalNVMeGiB)
+		labels = append(labels, ec2Label{awsv1.LabelInstanceLocalNVME, itoa(*rec.LocalNVMeGiB)})
 	}
 	if g := rec.GPU; g != nil {
-		labels[awsv1.LabelInstanceGPUName] = g.Name
-		labels[awsv1.LabelInstanceGPUManufacturer] = g.Manufacturer
-		labels[awsv1.LabelInstanceGPUCount] = itoa(g.Count)
-		labels[awsv1.LabelInstanceGPUMemory] = itoa(g.MemoryMiBPerGPU)
+		labels = append(labels,
+			ec2Label{awsv1.LabelInstanceGPUName, g.Name},
+			ec2Label{awsv1.LabelInstanceGPUManufacturer, g.Manufacturer},
+			ec2Label{awsv1.LabelInstanceGPUCount, itoa(g.Count)},
+			ec2Label{awsv1.LabelInstanceGPUMemory, itoa(g.MemoryMiBPerGPU)},
+		)
 	}
 	if a := rec.Accelerator; a != nil {
-		labels[awsv1.LabelInstanceAcceleratorName] = a.Name
-		labels[awsv1.LabelInstanceAcceleratorManufacturer] = a.Manufacturer
-		labels[awsv1.LabelInstanceAcceleratorCount] = itoa(a.Count)
+		labels = append(labels,
+			ec2Label{awsv1.LabelInstanceAcceleratorName, a.Name},
+			ec2Label{awsv1.LabelInstanceAcceleratorManufacturer, a.Manufacturer},
+			ec2Label{awsv1.LabelInstanceAcceleratorCount, itoa(a.Count)},
+		)
 	}
 	return labels
 }
@@ -265,14 +274,14 @@ func ec2Labels(rec *ec2Record, region string) map[string]string {
 // ec2Requirements pins every label to its value and says that the optional AWS labels a type lacks (GPU,
 // accelerator, local NVMe, bandwidths, reservation) are absent, as the AWS provider does: a pod selecting
 // karpenter.k8s.aws/instance-gpu-count then rules out the types without GPUs instead of matching them.
-func ec2Requirements(labels map[string]string) scheduling.Requirements {
+func ec2Requirements(labels []ec2Label) scheduling.Requirements {
 	// Sized for every label, the absent ones and the two offering requirements, so the map never grows.
 	reqs := make(scheduling.Requirements, len(labels)+len(optionalEC2Labels)+2)
-	for k, v := range labels {
-		reqs.Add(scheduling.MustRequirement(k, corev1.NodeSelectorOpIn, v))
+	for _, l := range labels {
+		reqs.Add(scheduling.MustRequirement(l.key, corev1.NodeSelectorOpIn, l.value))
 	}
 	for i, k := range optionalEC2Labels {
-		if _, ok := labels[k]; !ok {
+		if _, ok := reqs[k]; !ok {
 			reqs.Add(absentEC2Labels[i])
 		}
 	}
