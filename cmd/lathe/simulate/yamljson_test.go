@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -96,6 +98,46 @@ func TestYAMLDocumentsToJSONDeclines(t *testing.T) {
 		}
 		if out, _, ok := yamlDocumentsToJSON(raw); ok {
 			t.Errorf("%s: converted together: %q", name, out)
+		}
+	}
+}
+
+// TestReadReportsTheDocumentAtFault: a syntax error among many documents is still reported with its
+// document number, by the one-by-one fallback.
+func TestReadReportsTheDocumentAtFault(t *testing.T) {
+	var in bytes.Buffer
+	for i := range 50 {
+		in.WriteString("---\napiVersion: v1\nkind: Pod\nmetadata: {name: p")
+		if i == 41 {
+			in.WriteString("\n  broken: [")
+		}
+		in.WriteString("}\n")
+	}
+	o := &objects{}
+	err := o.read(&in, "pods.yaml")
+	if err == nil || !strings.Contains(err.Error(), "pods.yaml document 42, parsing YAML") {
+		t.Fatalf("error %v, want one naming document 42", err)
+	}
+}
+
+func TestReadDecodesEveryDocumentInOrder(t *testing.T) {
+	var in bytes.Buffer
+	for i := range 101 {
+		fmt.Fprintf(&in, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p%d}\n", i)
+		if i%10 == 0 {
+			in.WriteString("---\n# nothing\n")
+		}
+	}
+	o := &objects{}
+	if err := o.read(&in, "pods.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if len(o.pods) != 101 {
+		t.Fatalf("%d pods, want 101", len(o.pods))
+	}
+	for i, p := range o.pods {
+		if want := fmt.Sprintf("p%d", i); p.Name != want || p.Namespace != "default" {
+			t.Errorf("pod %d is %s/%s, want default/%s", i, p.Namespace, p.Name, want)
 		}
 	}
 }
