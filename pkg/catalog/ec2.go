@@ -16,8 +16,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 )
 
-//go:embed data/ec2-instance-types.json
-var ec2InstanceTypesJSON []byte
+//go:generate go test -run TestEC2RecordsGenerated . -args -update
 
 //go:embed data/ec2-prices.json
 var ec2PricesJSON []byte
@@ -56,41 +55,70 @@ func (o EC2Options) withDefaults() EC2Options {
 
 // ec2Record is one line of ec2-instance-types.json.
 type ec2Record struct {
-	Name                 string  `json:"name"`
-	Family               string  `json:"family"`
-	Category             string  `json:"category"`
-	Generation           int     `json:"generation"`
-	Size                 string  `json:"size"`
-	VCPU                 int64   `json:"vcpu"`
-	MemoryMiB            int64   `json:"memory_mib"`
-	Architecture         string  `json:"architecture"`
-	CPUManufacturer      string  `json:"cpu_manufacturer"`
-	CPUSustainedClockMHz float64 `json:"cpu_sustained_clock_mhz"`
-	Hypervisor           *string `json:"hypervisor"`
-	Flex                 bool    `json:"flex"`
-	GPU                  *struct {
-		Count           int64  `json:"count"`
-		Name            string `json:"name"`
-		Manufacturer    string `json:"manufacturer"`
-		MemoryMiBPerGPU int64  `json:"memory_mib_per_gpu"`
-	} `json:"gpu"`
-	Accelerator *struct {
-		Count        int64  `json:"count"`
-		Name         string `json:"name"`
-		Manufacturer string `json:"manufacturer"`
-	} `json:"accelerator"`
-	LocalNVMeGiB         *int64 `json:"local_nvme_gib"`
-	NetworkBandwidthMbps *int64 `json:"network_bandwidth_mbps"`
-	EBSBandwidthMbps     *int64 `json:"ebs_bandwidth_mbps"`
-	EncryptionInTransit  bool   `json:"encryption_in_transit"`
-	MaxPods              int64  `json:"max_pods"`
-	Allocatable          struct {
-		CPUMillicores       int64 `json:"cpu_millicores"`
-		MemoryMiB           int64 `json:"memory_mib"`
-		EphemeralStorageGiB int64 `json:"ephemeral_storage_gib"`
-		Pods                int64 `json:"pods"`
-	} `json:"allocatable"`
-	ExtendedResources map[string]int64 `json:"extended_resources"`
+	Name                 string          `json:"name"`
+	Family               string          `json:"family"`
+	Category             string          `json:"category"`
+	Generation           int             `json:"generation"`
+	Size                 string          `json:"size"`
+	VCPU                 int64           `json:"vcpu"`
+	MemoryMiB            int64           `json:"memory_mib"`
+	Architecture         string          `json:"architecture"`
+	CPUManufacturer      string          `json:"cpu_manufacturer"`
+	CPUSustainedClockMHz float64         `json:"cpu_sustained_clock_mhz"`
+	Hypervisor           *string         `json:"hypervisor"`
+	Flex                 bool            `json:"flex"`
+	GPU                  *ec2GPU         `json:"gpu"`
+	Accelerator          *ec2Accelerator `json:"accelerator"`
+	LocalNVMeGiB         *int64          `json:"local_nvme_gib"`
+	NetworkBandwidthMbps *int64          `json:"network_bandwidth_mbps"`
+	EBSBandwidthMbps     *int64          `json:"ebs_bandwidth_mbps"`
+	EncryptionInTransit  bool            `json:"encryption_in_transit"`
+	MaxPods              int64           `json:"max_pods"`
+	Allocatable          ec2Allocatable  `json:"allocatable"`
+	ExtendedResources    ec2Resources    `json:"extended_resources"`
+}
+
+type ec2Allocatable struct {
+	CPUMillicores       int64 `json:"cpu_millicores"`
+	MemoryMiB           int64 `json:"memory_mib"`
+	EphemeralStorageGiB int64 `json:"ephemeral_storage_gib"`
+	Pods                int64 `json:"pods"`
+}
+
+type ec2GPU struct {
+	Count           int64  `json:"count"`
+	Name            string `json:"name"`
+	Manufacturer    string `json:"manufacturer"`
+	MemoryMiBPerGPU int64  `json:"memory_mib_per_gpu"`
+}
+
+type ec2Accelerator struct {
+	Count        int64  `json:"count"`
+	Name         string `json:"name"`
+	Manufacturer string `json:"manufacturer"`
+}
+
+// ec2Resources are a type's extended resources, sorted by name: a slice rather than the data's object, so
+// that the generated records need no map built at run time.
+type ec2Resources []ec2Resource
+
+type ec2Resource struct {
+	Name  string
+	Count int64
+}
+
+// UnmarshalJSON reads the data's {"name": count} object.
+func (r *ec2Resources) UnmarshalJSON(data []byte) error {
+	var m map[string]int64
+	if err := json.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	*r = nil
+	for name, n := range m {
+		*r = append(*r, ec2Resource{Name: name, Count: n})
+	}
+	slices.SortFunc(*r, func(a, b ec2Resource) int { return compareStrings(a.Name, b.Name) })
+	return nil
 }
 
 // ec2RootVolumeGiB is the default root volume Karpenter assumes (AL2023, no blockDeviceMappings); the data's
@@ -102,12 +130,6 @@ const ec2RootVolumeGiB = 20
 // is reported as kube-reserved (cpu, memory) and eviction threshold (ephemeral storage).
 func EC2(opts EC2Options) (cloudprovider.InstanceTypes, error) {
 	opts = opts.withDefaults()
-	var types struct {
-		InstanceTypes []ec2Record `json:"instance_types"`
-	}
-	if err := json.Unmarshal(ec2InstanceTypesJSON, &types); err != nil {
-		return nil, fmt.Errorf("decoding embedded instance types, %w", err)
-	}
 	var prices struct {
 		Regions map[string]struct {
 			OnDemandHourly map[string]float64 `json:"on_demand_hourly"`
@@ -121,7 +143,8 @@ func EC2(opts EC2Options) (cloudprovider.InstanceTypes, error) {
 		return nil, fmt.Errorf("no prices for region %q", opts.Region)
 	}
 	var out cloudprovider.InstanceTypes
-	for _, rec := range types.InstanceTypes {
+	for i := range ec2Records {
+		rec := &ec2Records[i]
 		if len(opts.Categories) > 0 && !slices.Contains(opts.Categories, rec.Category) {
 			continue
 		}
@@ -141,7 +164,7 @@ func compareStrings(a, b string) int {
 	return 0
 }
 
-func ec2InstanceType(rec ec2Record, onDemand map[string]float64, opts EC2Options) *cloudprovider.InstanceType {
+func ec2InstanceType(rec *ec2Record, onDemand map[string]float64, opts EC2Options) *cloudprovider.InstanceType {
 	var offerings cloudprovider.Offerings
 	if price, ok := onDemand[rec.Name]; ok {
 		for _, zone := range opts.Zones {
@@ -160,8 +183,8 @@ func ec2InstanceType(rec ec2Record, onDemand map[string]float64, opts EC2Options
 		corev1.ResourcePods:             *resource.NewQuantity(rec.MaxPods, resource.DecimalSI),
 		corev1.ResourceEphemeralStorage: *resource.NewQuantity(ec2RootVolumeGiB*gibibyte, resource.BinarySI),
 	}
-	for name, n := range rec.ExtendedResources {
-		capacity[corev1.ResourceName(name)] = *resource.NewQuantity(n, resource.DecimalSI)
+	for _, r := range rec.ExtendedResources {
+		capacity[corev1.ResourceName(r.Name)] = *resource.NewQuantity(r.Count, resource.DecimalSI)
 	}
 	overhead := cloudprovider.InstanceTypeOverhead{
 		KubeReserved: corev1.ResourceList{
@@ -189,52 +212,61 @@ const (
 	gibibyte = 1 << 30
 )
 
-// ec2Labels returns every label the record supports, under Karpenter's names and value formats.
-func ec2Labels(rec ec2Record, region string) map[string]string {
+// ec2Label is one label of a type.
+type ec2Label struct{ key, value string }
+
+// ec2Labels returns every label the record supports, under Karpenter's names and value formats (a list: a
+// map per type would only be read once).
+func ec2Labels(rec *ec2Record, region string) []ec2Label {
 	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
-	labels := map[string]string{
-		v1.LabelInstanceType:                            rec.Name,
-		v1.LabelArch:                                    rec.Architecture,
-		v1.LabelOS:                                      "linux",
-		v1.LabelTopologyRegion:                          region,
-		awsv1.LabelInstanceCategory:                     rec.Category,
-		awsv1.LabelInstanceFamily:                       rec.Family,
-		awsv1.LabelInstanceGeneration:                   strconv.Itoa(rec.Generation),
-		awsv1.LabelInstanceSize:                         rec.Size,
-		awsv1.LabelInstanceCPU:                          itoa(rec.VCPU),
-		awsv1.LabelInstanceMemory:                       itoa(rec.MemoryMiB),
-		awsv1.LabelInstanceEncryptionInTransitSupported: strconv.FormatBool(rec.EncryptionInTransit),
-		awsv1.LabelInstanceCapabilityFlex:               strconv.FormatBool(rec.Flex),
-		awsv1.LabelInstanceTenancy:                      "default",
-	}
+	labels := make([]ec2Label, 0, 13+len(optionalEC2Labels))
+	labels = append(labels,
+		ec2Label{v1.LabelInstanceType, rec.Name},
+		ec2Label{v1.LabelArch, rec.Architecture},
+		ec2Label{v1.LabelOS, "linux"},
+		ec2Label{v1.LabelTopologyRegion, region},
+		ec2Label{awsv1.LabelInstanceCategory, rec.Category},
+		ec2Label{awsv1.LabelInstanceFamily, rec.Family},
+		ec2Label{awsv1.LabelInstanceGeneration, strconv.Itoa(rec.Generation)},
+		ec2Label{awsv1.LabelInstanceSize, rec.Size},
+		ec2Label{awsv1.LabelInstanceCPU, itoa(rec.VCPU)},
+		ec2Label{awsv1.LabelInstanceMemory, itoa(rec.MemoryMiB)},
+		ec2Label{awsv1.LabelInstanceEncryptionInTransitSupported, strconv.FormatBool(rec.EncryptionInTransit)},
+		ec2Label{awsv1.LabelInstanceCapabilityFlex, strconv.FormatBool(rec.Flex)},
+		ec2Label{awsv1.LabelInstanceTenancy, "default"},
+	)
 	if rec.CPUManufacturer != "" {
-		labels[awsv1.LabelInstanceCPUManufacturer] = rec.CPUManufacturer
+		labels = append(labels, ec2Label{awsv1.LabelInstanceCPUManufacturer, rec.CPUManufacturer})
 	}
 	if rec.CPUSustainedClockMHz > 0 {
-		labels[awsv1.LabelInstanceCPUSustainedClockSpeedMhz] = strconv.FormatFloat(rec.CPUSustainedClockMHz, 'f', -1, 64)
+		labels = append(labels, ec2Label{awsv1.LabelInstanceCPUSustainedClockSpeedMhz, strconv.FormatFloat(rec.CPUSustainedClockMHz, 'f', -1, 64)})
 	}
 	if rec.Hypervisor != nil && *rec.Hypervisor != "" {
-		labels[awsv1.LabelInstanceHypervisor] = *rec.Hypervisor
+		labels = append(labels, ec2Label{awsv1.LabelInstanceHypervisor, *rec.Hypervisor})
 	}
 	if rec.NetworkBandwidthMbps != nil {
-		labels[awsv1.LabelInstanceNetworkBandwidth] = itoa(*rec.NetworkBandwidthMbps)
+		labels = append(labels, ec2Label{awsv1.LabelInstanceNetworkBandwidth, itoa(*rec.NetworkBandwidthMbps)})
 	}
 	if rec.EBSBandwidthMbps != nil {
-		labels[awsv1.LabelInstanceEBSBandwidth] = itoa(*rec.EBSBandwidthMbps)
+		labels = append(labels, ec2Label{awsv1.LabelInstanceEBSBandwidth, itoa(*rec.EBSBandwidthMbps)})
 	}
 	if rec.LocalNVMeGiB != nil {
-		labels[awsv1.LabelInstanceLocalNVME] = itoa(*rec.LocalNVMeGiB)
+		labels = append(labels, ec2Label{awsv1.LabelInstanceLocalNVME, itoa(*rec.LocalNVMeGiB)})
 	}
 	if g := rec.GPU; g != nil {
-		labels[awsv1.LabelInstanceGPUName] = g.Name
-		labels[awsv1.LabelInstanceGPUManufacturer] = g.Manufacturer
-		labels[awsv1.LabelInstanceGPUCount] = itoa(g.Count)
-		labels[awsv1.LabelInstanceGPUMemory] = itoa(g.MemoryMiBPerGPU)
+		labels = append(labels,
+			ec2Label{awsv1.LabelInstanceGPUName, g.Name},
+			ec2Label{awsv1.LabelInstanceGPUManufacturer, g.Manufacturer},
+			ec2Label{awsv1.LabelInstanceGPUCount, itoa(g.Count)},
+			ec2Label{awsv1.LabelInstanceGPUMemory, itoa(g.MemoryMiBPerGPU)},
+		)
 	}
 	if a := rec.Accelerator; a != nil {
-		labels[awsv1.LabelInstanceAcceleratorName] = a.Name
-		labels[awsv1.LabelInstanceAcceleratorManufacturer] = a.Manufacturer
-		labels[awsv1.LabelInstanceAcceleratorCount] = itoa(a.Count)
+		labels = append(labels,
+			ec2Label{awsv1.LabelInstanceAcceleratorName, a.Name},
+			ec2Label{awsv1.LabelInstanceAcceleratorManufacturer, a.Manufacturer},
+			ec2Label{awsv1.LabelInstanceAcceleratorCount, itoa(a.Count)},
+		)
 	}
 	return labels
 }
@@ -242,14 +274,14 @@ func ec2Labels(rec ec2Record, region string) map[string]string {
 // ec2Requirements pins every label to its value and says that the optional AWS labels a type lacks (GPU,
 // accelerator, local NVMe, bandwidths, reservation) are absent, as the AWS provider does: a pod selecting
 // karpenter.k8s.aws/instance-gpu-count then rules out the types without GPUs instead of matching them.
-func ec2Requirements(labels map[string]string) scheduling.Requirements {
+func ec2Requirements(labels []ec2Label) scheduling.Requirements {
 	// Sized for every label, the absent ones and the two offering requirements, so the map never grows.
 	reqs := make(scheduling.Requirements, len(labels)+len(optionalEC2Labels)+2)
-	for k, v := range labels {
-		reqs.Add(scheduling.MustRequirement(k, corev1.NodeSelectorOpIn, v))
+	for _, l := range labels {
+		reqs.Add(scheduling.MustRequirement(l.key, corev1.NodeSelectorOpIn, l.value))
 	}
 	for i, k := range optionalEC2Labels {
-		if _, ok := labels[k]; !ok {
+		if _, ok := reqs[k]; !ok {
 			reqs.Add(absentEC2Labels[i])
 		}
 	}

@@ -64,9 +64,8 @@ func (o *objects) read(r io.Reader, source string) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := w; i < len(docs); i += workers {
-				decoded[i], errs[i] = decodeDocument(docs[i])
-			}
+			from, to := w*len(docs)/workers, (w+1)*len(docs)/workers
+			decodeDocuments(docs[from:to], decoded[from:to], errs[from:to])
 		}()
 	}
 	wg.Wait()
@@ -79,6 +78,33 @@ func (o *objects) read(r io.Reader, source string) error {
 		}
 	}
 	return nil
+}
+
+// decodeDocuments decodes consecutive documents into decoded, and their errors into errs: converted to JSON
+// together when they can be, else one by one.
+func decodeDocuments(docs [][]byte, decoded [][]any, errs []error) {
+	var nonEmpty [][]byte
+	var at []int
+	for i, raw := range docs {
+		if len(bytes.TrimSpace(raw)) > 0 {
+			nonEmpty, at = append(nonEmpty, raw), append(at, i)
+		}
+	}
+	data, kinds, ok := yamlDocumentsToJSON(nonEmpty)
+	if !ok {
+		for i, raw := range docs {
+			decoded[i], errs[i] = decodeDocument(raw)
+		}
+		return
+	}
+	for j, i := range at {
+		switch {
+		case kinds[j] != "":
+			decoded[i], errs[i] = decodeJSONOfKind(data[j], kinds[j])
+		case string(data[j]) != "null":
+			decoded[i], errs[i] = decodeJSON(data[j])
+		}
+	}
 }
 
 // decodeDocument turns one YAML or JSON document into the objects it holds (none for an empty document,
@@ -105,6 +131,11 @@ func decodeJSON(data []byte) ([]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decoding, %w", err)
 	}
+	return decodeJSONOfKind(data, kind)
+}
+
+// decodeJSONOfKind decodes a JSON object whose top-level kind is known.
+func decodeJSONOfKind(data []byte, kind string) ([]any, error) {
 	var obj any
 	switch kind {
 	case "List", "PodList", "NodeList", "NodePoolList", "DeploymentList":

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -80,10 +81,17 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return fmt.Errorf("simulating, %w", err)
 	}
+	// Buffered: the table writer writes cell by cell, a system call each to an unbuffered stdout.
+	out := bufio.NewWriter(stdout)
 	if *output == "json" {
-		return writeJSON(stdout, plan)
+		err = writeJSON(out, plan)
+	} else {
+		err = writeTable(out, plan)
 	}
-	return writeTable(stdout, plan)
+	if flushErr := out.Flush(); err == nil && flushErr != nil {
+		err = fmt.Errorf("writing output, %w", flushErr)
+	}
+	return err
 }
 
 func readFile(objs *objects, name string, stdin io.Reader) error {

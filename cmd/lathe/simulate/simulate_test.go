@@ -241,3 +241,33 @@ spec:
 		}
 	}
 }
+
+// countingWriter counts the Write calls that reach it (system calls, for os.Stdout).
+type countingWriter struct {
+	bytes.Buffer
+	writes int
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.Buffer.Write(p)
+}
+
+// TestOutputBuffered: the table (written cell by cell) reaches stdout in a few writes, not one per cell.
+func TestOutputBuffered(t *testing.T) {
+	dir := t.TempDir()
+	workload := filepath.Join(dir, "workload.yaml")
+	if err := os.WriteFile(workload, []byte(manifests), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"table", "json"} {
+		var stdout countingWriter
+		var stderr bytes.Buffer
+		if err := simulate.Run(context.Background(), []string{"-f", workload, "-o", format}, nil, &stdout, &stderr); err != nil {
+			t.Fatalf("%s: %v\n%s", format, err, stderr.String())
+		}
+		if limit := 1 + stdout.Len()/4096; stdout.writes > limit {
+			t.Errorf("%s: %d writes for %d bytes, want at most %d", format, stdout.writes, stdout.Len(), limit)
+		}
+	}
+}
