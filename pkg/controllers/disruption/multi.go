@@ -39,11 +39,12 @@ func (m *MultiNodeConsolidation) Compute(ctx context.Context, v *View, budgets m
 	}
 	ctx, cancel := context.WithTimeout(ctx, MultiNodeTimeout)
 	defer cancel()
+	sim := newSimulator(v, m.SolverOptions, allowed)
 	var best Command
 	lo, hi := 2, len(allowed)
 	for lo <= hi {
 		mid := (lo + hi) / 2
-		plan, err := simulate(ctx, v, m.SolverOptions, allowed[:mid])
+		plan, err := sim.simulate(ctx, allowed[:mid])
 		if err != nil {
 			if ctx.Err() != nil {
 				break // keep the best found so far

@@ -35,7 +35,11 @@ func Solve(ctx context.Context, in Input, opts Options) (*Plan, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("solving, %w", err)
 	}
-	prep := prepare(in, opts.withDefaults())
+	return solvePrepared(ctx, prepare(in, opts.withDefaults()))
+}
+
+// solvePrepared packs the prepared pods in every order and returns the best plan.
+func solvePrepared(ctx context.Context, prep *prepared) (*Plan, error) {
 	// Each order packs independently from the shared, read-only preparation, so they run in parallel; the
 	// winner is picked in the order they are listed, which keeps the result deterministic.
 	runs := make([]*run, len(prep.opts.Orders))
