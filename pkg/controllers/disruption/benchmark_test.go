@@ -56,6 +56,7 @@ func BenchmarkConsolidationDecision(b *testing.B) {
 					b.Fatal("no decision")
 				} else {
 					b.ReportMetric(float64(len(d.Command.Candidates)), "candidates")
+					b.ReportMetric(float64(len(d.Command.Replacements)), "replacements")
 				}
 			}
 			// CPU seconds per decision (all goroutines), which a machine shared with other work does not

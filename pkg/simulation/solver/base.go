@@ -36,13 +36,14 @@ type Base struct {
 func NewBase(in Input, opts Options) *Base {
 	opts = opts.withDefaults()
 	b := &Base{in: in, opts: opts}
-	prep := prepare(in, opts)
+	prep := prepareSharing(in, opts, true)
 	// The parts of a preparation that depend on which pods and nodes are in it are its resource dimensions
 	// (the pods' requests, the nodes' pods' usage) and its topology groups and domains: without extended
 	// resources or topology constraints they are the same for every variant, so this one can be reused.
 	if len(prep.topo.groups) > 0 || len(prep.dims.names) > len(newResourceDims(nil).names) {
 		return b
 	}
+	prep.parsed = nil
 	b.prep, b.pending = prep, make(map[*corev1.Pod]*podInfo, len(prep.pods))
 	for _, p := range prep.pods {
 		b.pending[p.pod] = p
