@@ -74,8 +74,7 @@ func demands(cands []*Candidate) (needs []demand, each demand, ok bool) {
 	first := true
 	for i, c := range cands {
 		for _, p := range c.ReschedulablePods {
-			r := scheduling.PodRequests(p)
-			d := demand{milli(r, corev1.ResourceCPU), milli(r, corev1.ResourceMemory)}
+			d := podDemand(p)
 			needs[i].cpu, needs[i].mem = needs[i].cpu+d.cpu, needs[i].mem+d.mem
 			if first {
 				each, first = d, false
@@ -84,6 +83,18 @@ func demands(cands []*Candidate) (needs []demand, each demand, ok bool) {
 		}
 	}
 	return needs, each, ok && !first
+}
+
+// podDemand is the cpu and memory scheduling.PodRequests gives the pod, read directly from the container
+// for a pod of one container without init containers or overhead.
+func podDemand(p *corev1.Pod) demand {
+	r := corev1.ResourceList(nil)
+	if len(p.Spec.Containers) == 1 && len(p.Spec.InitContainers) == 0 && len(p.Spec.Overhead) == 0 {
+		r = p.Spec.Containers[0].Resources.Requests
+	} else {
+		r = scheduling.PodRequests(p)
+	}
+	return demand{milli(r, corev1.ResourceCPU), milli(r, corev1.ResourceMemory)}
 }
 
 // slotPrefix returns the length of the longest prefix of cands that could be removed when every

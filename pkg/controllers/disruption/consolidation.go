@@ -90,26 +90,34 @@ func simulate(ctx context.Context, v *View, opts solver.Options, candidates []*C
 type simulator struct {
 	v    *View
 	opts solver.Options
-	// base holds every node and every candidate's reschedulable pods; nil when the solver can't reuse
-	// its preparation, and then each set is simulated from scratch.
-	base *solver.Base
+	// base holds every node and every candidate's reschedulable pods; nil until prepared, or when the
+	// solver can't reuse its preparation, and then each set is simulated from scratch.
+	base     *solver.Base
+	prepared bool
 }
 
 func newSimulator(v *View, opts solver.Options, candidates []*Candidate) *simulator {
 	s := &simulator{v: v, opts: opts}
+	s.prepare(candidates)
+	return s
+}
+
+// prepare builds the Base for sets drawn from the candidates.
+func (s *simulator) prepare(candidates []*Candidate) {
 	var pods []*corev1.Pod
 	for _, c := range candidates {
 		pods = append(pods, c.ReschedulablePods...)
 	}
+	v := s.v
 	in := solver.Input{
 		Pods: pods, NodePools: v.LaunchablePools, InstanceTypes: v.InstanceTypes,
 		DaemonSets: v.Snapshot.DaemonSets, Volumes: v.Volumes,
 	}
 	in.Nodes, in.InFlight, _ = provisioning.ExistingCapacity(v.Snapshot)
-	if base := solver.NewBase(in, opts); base.Reuses() {
+	s.prepared = true
+	if base := solver.NewBase(in, s.opts); base.Reuses() {
 		s.base = base
 	}
-	return s
 }
 
 // simulate is simulate(ctx, v, opts, candidates), for candidates among those the simulator was built for.
