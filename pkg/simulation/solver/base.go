@@ -117,9 +117,12 @@ func (b *Base) variant(without []string, pods []*corev1.Pod) (*prepared, bool) {
 		if !ok {
 			return nil, false
 		}
-		c := *p
-		c.index = i
-		prep.pods = append(prep.pods, &c)
+		if p.index != i { // a variant placing a prefix of the Base's pods uses them as they are
+			c := *p
+			c.index = i
+			p = &c
+		}
+		prep.pods = append(prep.pods, p)
 	}
 	gone := make([]bool, len(base.nodes))
 	for pool, usage := range base.poolUsage {

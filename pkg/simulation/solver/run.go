@@ -76,8 +76,11 @@ func (r *run) placeAll(ctx context.Context, pods []*podInfo) error {
 // place tries each relaxation of the pod's preferences until one fits.
 func (r *run) place(p *podInfo) bool {
 	for _, att := range p.attempts(r.prep.opts.PreferencePolicy) {
+		if r.placeOnNode(p, &att) {
+			return true // lastAtt is only read for pods on new claims and unplaced pods
+		}
 		r.lastAtt[p] = att
-		if r.placeOnNode(p, &att) || r.placeOnClaim(p, &att) {
+		if r.placeOnClaim(p, &att) {
 			return true
 		}
 	}
