@@ -34,6 +34,10 @@ type run struct {
 	// about (eligible.go); eligibleByKey finds them.
 	eligible      []*eligibleList
 	eligibleByKey map[hostLimit]*eligibleList
+	// leastRequests is, per resource, the least any pod placeAll places requests; the first fullNodes
+	// nodes can't hold that much.
+	leastRequests vec
+	fullNodes     int
 	// filteredBySpread holds the counts of spreads with a node filter (inclusion.go).
 	filteredBySpread map[*spreadConstraint]*filteredCounts
 }
@@ -60,6 +64,14 @@ func newRun(prep *prepared) *run {
 }
 
 func (r *run) placeAll(ctx context.Context, pods []*podInfo) error {
+	if len(pods) > 0 {
+		r.leastRequests = slices.Clone(pods[0].requests)
+		for _, p := range pods[1:] {
+			for d, amount := range p.requests {
+				r.leastRequests[d] = min(r.leastRequests[d], amount)
+			}
+		}
+	}
 	for i, p := range pods {
 		if i%256 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -89,7 +101,15 @@ func (r *run) place(p *podInfo) bool {
 
 // placeOnNode puts the pod on the first existing node or in-flight claim that can hold it.
 func (r *run) placeOnNode(p *podInfo, att *attempt) bool {
-	for _, n := range r.nodes {
+	// Nodes only fill up while pods are placed, so a leading node that is cordoned or can't hold even the
+	// least any pod requests never takes a pod again: it is skipped for good.
+	for r.fullNodes < len(r.nodes) {
+		if n := r.nodes[r.fullNodes]; !n.cordoned && n.used.fitsWith(r.leastRequests, n.alloc) {
+			break
+		}
+		r.fullNodes++
+	}
+	for _, n := range r.nodes[r.fullNodes:] {
 		if r.nodeRejection(p, att, n, false) == "" {
 			r.commit(p, att, n)
 			return true
