@@ -36,6 +36,9 @@ type podInfo struct {
 	constrained    bool     // has topology or affinity constraints
 	seed           bool     // needs a host without pods like it (hostname anti-affinity)
 	invalid        error
+	// tries are the attempts under the solve's preference policy, listed once by prepare for pending pods
+	// (the packing orders share them, read-only).
+	tries []attempt
 }
 
 // hostPort is a host port a container binds.

@@ -87,7 +87,11 @@ func (r *run) placeAll(ctx context.Context, pods []*podInfo) error {
 
 // place tries each relaxation of the pod's preferences until one fits.
 func (r *run) place(p *podInfo) bool {
-	for _, att := range p.attempts(r.prep.opts.PreferencePolicy) {
+	atts := p.tries
+	if atts == nil {
+		atts = p.attempts(r.prep.opts.PreferencePolicy)
+	}
+	for _, att := range atts {
 		if r.placeOnNode(p, &att) {
 			return true // lastAtt is only read for pods on new claims and unplaced pods
 		}

@@ -130,6 +130,9 @@ func prepareSharing(in Input, opts Options, share bool) *prepared {
 		pool.precomputeDomains(keys)
 	}
 	prep.prepareUniverses()
+	for _, p := range prep.pods {
+		p.tries = p.attempts(opts.PreferencePolicy)
+	}
 	return prep
 }
 
