@@ -85,6 +85,59 @@ func simulate(ctx context.Context, v *View, opts solver.Options, candidates []*C
 	return plan, nil
 }
 
+// simulator answers simulate for many sets of candidates drawn from the same ones, with the cluster's
+// nodes and their pods prepared for the solver once (solver.Base) instead of once per set.
+type simulator struct {
+	v    *View
+	opts solver.Options
+	// base holds every node and every candidate's reschedulable pods; nil until prepared, or when the
+	// solver can't reuse its preparation, and then each set is simulated from scratch.
+	base     *solver.Base
+	prepared bool
+}
+
+func newSimulator(v *View, opts solver.Options, candidates []*Candidate) *simulator {
+	s := &simulator{v: v, opts: opts}
+	s.prepare(candidates)
+	return s
+}
+
+// prepare builds the Base for sets drawn from the candidates.
+func (s *simulator) prepare(candidates []*Candidate) {
+	var pods []*corev1.Pod
+	for _, c := range candidates {
+		pods = append(pods, c.ReschedulablePods...)
+	}
+	v := s.v
+	in := solver.Input{
+		Pods: pods, NodePools: v.LaunchablePools, InstanceTypes: v.InstanceTypes,
+		DaemonSets: v.Snapshot.DaemonSets, Volumes: v.Volumes,
+	}
+	in.Nodes, in.InFlight, _ = provisioning.ExistingCapacity(v.Snapshot)
+	s.prepared = true
+	if base := solver.NewBase(in, s.opts); base.Reuses() {
+		s.base = base
+	}
+}
+
+// simulate is simulate(ctx, v, opts, candidates), for candidates among those the simulator was built for.
+func (s *simulator) simulate(ctx context.Context, candidates []*Candidate) (*solver.Plan, error) {
+	if s.base == nil {
+		return simulate(ctx, s.v, s.opts, candidates)
+	}
+	names := make([]string, len(candidates))
+	var pods []*corev1.Pod
+	for i, c := range candidates {
+		names[i] = c.Name()
+		pods = append(pods, c.ReschedulablePods...)
+	}
+	plan, err := s.base.Solve(ctx, names, pods)
+	if err != nil {
+		return nil, fmt.Errorf("simulating the removal of %d nodes, %w", len(candidates), err)
+	}
+	return plan, nil
+}
+
 // evaluate turns a simulation into a command for the candidates, or explains why there is none: every
 // pod must fit; with no new claim the candidates are deleted; with exactly one, it must be cheaper than
 // the candidates together, keeping only the instance types that are.

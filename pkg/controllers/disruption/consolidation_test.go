@@ -232,3 +232,31 @@ func TestDriftDeletesEmptyAndReplacesBusyNodes(t *testing.T) {
 		t.Fatalf("busy drifted node: %+v", d)
 	}
 }
+
+// Single-node consolidation goes on past candidates it keeps (simulating the later ones over nodes
+// prepared once) and deletes the first that can go: a, b and c hold a pod no other node has room for and
+// no cheaper node could, w's two small pods fit on two of them.
+func TestSingleNodeTriesCandidatesInTurn(t *testing.T) {
+	v := view(pool(), catalog(),
+		node("a", 2, v1.CapacityTypeOnDemand, pod("pa", "1500m")),
+		node("b", 2, v1.CapacityTypeOnDemand, pod("pb", "1500m")),
+		node("c", 2, v1.CapacityTypeOnDemand, pod("pc", "1500m")),
+		node("w", 2, v1.CapacityTypeOnDemand, pod("pw1", "300m"), pod("pw2", "300m")))
+	s := disruption.NewSingleNodeConsolidation(false, solver.Options{})
+	all, _, _ := disruption.Candidates(v, disruption.Graceful)
+	disruption.SortByDisruptionCost(all)
+	cmd, rejected, err := s.Compute(context.Background(), v, disruption.Budgets(v, s.Reason()), all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(cmd.Candidates); len(got) != 1 || got[0] != "w" || cmd.Decision() != disruption.DecisionDelete {
+		t.Errorf("decided %s of %v, want to delete w", cmd.Decision(), got)
+	}
+	var kept []string
+	for _, r := range rejected {
+		kept = append(kept, r.Candidate.Name())
+	}
+	if strings.Join(kept, ",") != "a,b,c" {
+		t.Errorf("kept %v, want a, b and c", kept)
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 )
@@ -21,9 +20,13 @@ func active(pod *corev1.Pod) bool {
 	return pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed && pod.DeletionTimestamp.IsZero()
 }
 
+// controllerKind is the kind of the pod's controller (as metav1.GetControllerOf finds it, without copying
+// the reference), or "".
 func controllerKind(pod *corev1.Pod) string {
-	if owner := metav1.GetControllerOf(pod); owner != nil {
-		return owner.Kind
+	for i := range pod.OwnerReferences {
+		if ref := &pod.OwnerReferences[i]; ref.Controller != nil && *ref.Controller {
+			return ref.Kind
+		}
 	}
 	return ""
 }

@@ -26,14 +26,20 @@ func (s *SingleNodeConsolidation) Compute(ctx context.Context, v *View, budgets 
 	ctx, cancel := context.WithTimeout(ctx, SingleNodeTimeout)
 	defer cancel()
 	var rejected []Rejection
-	for _, c := range candidates {
+	// The first candidate is simulated from scratch; the nodes are prepared once for the rest, only if it
+	// stays.
+	sim := &simulator{v: v, opts: s.SolverOptions}
+	for i, c := range candidates {
 		if budgets[c.NodePool.Name].Remaining <= 0 {
 			continue
 		}
 		if ctx.Err() != nil {
 			break
 		}
-		plan, err := simulate(ctx, v, s.SolverOptions, []*Candidate{c})
+		if !sim.prepared && len(rejected) > 0 {
+			sim.prepare(candidates[i:])
+		}
+		plan, err := sim.simulate(ctx, []*Candidate{c})
 		if err != nil {
 			if ctx.Err() != nil {
 				break

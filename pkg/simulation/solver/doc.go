@@ -5,6 +5,9 @@
 // Solve is pure and deterministic: it does no I/O, imports no API client, iterates no map without sorting,
 // and the same Input always gives a byte-identical Plan.
 //
+// A Base (base.go) prepares an Input once for many variants of it that remove some existing nodes and
+// place some of its pods, as consolidation asks; each variant's Plan is Solve's for that variant.
+//
 // # Pipeline
 //
 //	prepare   pods → podInfo (requests, node requirement terms, tolerations, host ports, topology terms,

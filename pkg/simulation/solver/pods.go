@@ -36,6 +36,9 @@ type podInfo struct {
 	constrained    bool     // has topology or affinity constraints
 	seed           bool     // needs a host without pods like it (hostname anti-affinity)
 	invalid        error
+	// tries are the attempts under the solve's preference policy, listed once by prepare for pending pods
+	// (the packing orders share them, read-only).
+	tries []attempt
 }
 
 // hostPort is a host port a container binds.
@@ -76,11 +79,23 @@ func podHostPorts(pod *corev1.Pod) []hostPort {
 	return out
 }
 
+// podRequests is scheduling.PodRequests as a vector. A pod of one container, without init containers or
+// overhead, requests what its container does plus one pod; that common case is read without building the
+// list.
+func podRequests(pod *corev1.Pod, dims *resourceDims) vec {
+	if len(pod.Spec.Containers) != 1 || len(pod.Spec.InitContainers) > 0 || len(pod.Spec.Overhead) > 0 {
+		return dims.vec(scheduling.PodRequests(pod))
+	}
+	v := dims.vec(pod.Spec.Containers[0].Resources.Requests)
+	v[dims.index[corev1.ResourcePods]] = 1
+	return v
+}
+
 // newPodInfo parses a pod. Topology groups are registered in topo; memberOf and blockedBy are filled in
 // later by linkGroups, once every pod has registered its groups.
 func newPodInfo(pod *corev1.Pod, index int, dims *resourceDims, topo *topology, volumes *volumeIndex) *podInfo {
 	p := &podInfo{pod: pod, ref: PodRef{Namespace: pod.Namespace, Name: pod.Name}, index: index}
-	p.requests = dims.vec(scheduling.PodRequests(pod))
+	p.requests = podRequests(pod, dims)
 	p.tolerations = pod.Spec.Tolerations
 	p.ports = podHostPorts(pod)
 	terms, err := scheduling.PodRequirements(pod)

@@ -34,6 +34,10 @@ type run struct {
 	// about (eligible.go); eligibleByKey finds them.
 	eligible      []*eligibleList
 	eligibleByKey map[hostLimit]*eligibleList
+	// leastRequests is, per resource, the least any pod placeAll places requests; the first fullNodes
+	// nodes can't hold that much.
+	leastRequests vec
+	fullNodes     int
 	// filteredBySpread holds the counts of spreads with a node filter (inclusion.go).
 	filteredBySpread map[*spreadConstraint]*filteredCounts
 }
@@ -60,6 +64,14 @@ func newRun(prep *prepared) *run {
 }
 
 func (r *run) placeAll(ctx context.Context, pods []*podInfo) error {
+	if len(pods) > 0 {
+		r.leastRequests = slices.Clone(pods[0].requests)
+		for _, p := range pods[1:] {
+			for d, amount := range p.requests {
+				r.leastRequests[d] = min(r.leastRequests[d], amount)
+			}
+		}
+	}
 	for i, p := range pods {
 		if i%256 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -75,9 +87,16 @@ func (r *run) placeAll(ctx context.Context, pods []*podInfo) error {
 
 // place tries each relaxation of the pod's preferences until one fits.
 func (r *run) place(p *podInfo) bool {
-	for _, att := range p.attempts(r.prep.opts.PreferencePolicy) {
+	atts := p.tries
+	if atts == nil {
+		atts = p.attempts(r.prep.opts.PreferencePolicy)
+	}
+	for _, att := range atts {
+		if r.placeOnNode(p, &att) {
+			return true // lastAtt is only read for pods on new claims and unplaced pods
+		}
 		r.lastAtt[p] = att
-		if r.placeOnNode(p, &att) || r.placeOnClaim(p, &att) {
+		if r.placeOnClaim(p, &att) {
 			return true
 		}
 	}
@@ -86,7 +105,15 @@ func (r *run) place(p *podInfo) bool {
 
 // placeOnNode puts the pod on the first existing node or in-flight claim that can hold it.
 func (r *run) placeOnNode(p *podInfo, att *attempt) bool {
-	for _, n := range r.nodes {
+	// Nodes only fill up while pods are placed, so a leading node that is cordoned or can't hold even the
+	// least any pod requests never takes a pod again: it is skipped for good.
+	for r.fullNodes < len(r.nodes) {
+		if n := r.nodes[r.fullNodes]; !n.cordoned && n.used.fitsWith(r.leastRequests, n.alloc) {
+			break
+		}
+		r.fullNodes++
+	}
+	for _, n := range r.nodes[r.fullNodes:] {
 		if r.nodeRejection(p, att, n, false) == "" {
 			r.commit(p, att, n)
 			return true

@@ -25,6 +25,8 @@ type prepared struct {
 	pools     []*poolInfo
 	nodes     []*target // existing nodes then in-flight claims, baseline state
 	poolUsage map[*poolInfo]vec
+	// parsed holds the pending pods by pod, when bound pods may share their parsing (prepareSharing).
+	parsed map[*corev1.Pod]*podInfo
 	// compat lets pods require well-known labels a NodePool leaves to its instance types.
 	compat scheduling.CompatibilityOptions
 }
@@ -35,7 +37,11 @@ func Solve(ctx context.Context, in Input, opts Options) (*Plan, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("solving, %w", err)
 	}
-	prep := prepare(in, opts.withDefaults())
+	return solvePrepared(ctx, prepare(in, opts.withDefaults()))
+}
+
+// solvePrepared packs the prepared pods in every order and returns the best plan.
+func solvePrepared(ctx context.Context, prep *prepared) (*Plan, error) {
 	// Each order packs independently from the shared, read-only preparation, so they run in parallel; the
 	// winner is picked in the order they are listed, which keeps the result deterministic.
 	runs := make([]*run, len(prep.opts.Orders))
@@ -83,11 +89,23 @@ func better(a, b outcome) bool {
 }
 
 func prepare(in Input, opts Options) *prepared {
+	return prepareSharing(in, opts, false)
+}
+
+// prepareSharing is prepare; with share, a pod both pending and bound is parsed once (its two podInfos
+// share what parsing built, which is only sound without topology groups: see Base).
+func prepareSharing(in Input, opts Options, share bool) *prepared {
 	prep := &prepared{opts: opts, dims: newResourceDims(demandedResources(in)), topo: newTopology(), poolUsage: map[*poolInfo]vec{},
 		compat: scheduling.AllowUndefinedWellKnown()}
+	if share {
+		prep.parsed = make(map[*corev1.Pod]*podInfo, len(in.Pods))
+	}
 	volumes := newVolumeIndex(in.Volumes)
 	for i, pod := range in.Pods {
 		prep.pods = append(prep.pods, newPodInfo(pod, i, prep.dims, prep.topo, volumes))
+		if share {
+			prep.parsed[pod] = prep.pods[i]
+		}
 	}
 	prep.pools = newPoolInfos(in, prep.dims, newDaemonInfos(in.DaemonSets, prep.dims), prep.compat)
 	prep.addNodes(in, volumes)
@@ -112,6 +130,9 @@ func prepare(in Input, opts Options) *prepared {
 		pool.precomputeDomains(keys)
 	}
 	prep.prepareUniverses()
+	for _, p := range prep.pods {
+		p.tries = p.attempts(opts.PreferencePolicy)
+	}
 	return prep
 }
 
@@ -251,7 +272,14 @@ func (prep *prepared) addTarget(t *target, pods []*corev1.Pod, volumes *volumeIn
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
 	for _, pod := range sorted {
-		p := newPodInfo(pod, -1-len(prep.bound), prep.dims, prep.topo, volumes)
+		var p *podInfo
+		if parsed, ok := prep.parsed[pod]; ok {
+			c := *parsed
+			c.index = -1 - len(prep.bound)
+			p = &c
+		} else {
+			p = newPodInfo(pod, -1-len(prep.bound), prep.dims, prep.topo, volumes)
+		}
 		t.used.addInPlace(p.requests)
 		t.ports = append(t.ports, p.ports...)
 		prep.bound = append(prep.bound, p)
