@@ -8,18 +8,16 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-	controllerruntime "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/poll"
 	"github.com/lathe-autoscaler/lathe/pkg/events"
 )
 
@@ -72,15 +70,7 @@ func (c *Controller) Name() string { return "interruption" }
 
 // Register runs the poll once at start and then every interval (Reconcile requeues itself).
 func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
-	start := source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
-		q.Add(reconcile.Request{})
-		return nil
-	})
-	err := controllerruntime.NewControllerManagedBy(mgr).Named(c.Name()).WatchesRawSource(start).Complete(c)
-	if err != nil {
-		return fmt.Errorf("building %s controller, %w", c.Name(), err)
-	}
-	return nil
+	return poll.Register(mgr, c.Name(), c)
 }
 
 // Reconcile handles every message in the queue and deletes the ones handled.

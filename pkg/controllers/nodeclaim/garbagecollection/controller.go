@@ -8,16 +8,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
-	controllerruntime "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/poll"
 	"github.com/lathe-autoscaler/lathe/pkg/metrics"
 )
 
@@ -69,15 +67,7 @@ func (c *Controller) Name() string { return "nodeclaim.garbagecollection" }
 
 // Register runs the collection once at start and then every interval (Reconcile requeues itself).
 func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
-	start := source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
-		q.Add(reconcile.Request{})
-		return nil
-	})
-	err := controllerruntime.NewControllerManagedBy(mgr).Named(c.Name()).WatchesRawSource(start).Complete(c)
-	if err != nil {
-		return fmt.Errorf("building %s controller, %w", c.Name(), err)
-	}
-	return nil
+	return poll.Register(mgr, c.Name(), c)
 }
 
 // Reconcile runs one collection and asks to run again after the interval.
