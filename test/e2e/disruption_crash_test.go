@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -186,32 +187,17 @@ func poolClaimNames(ctx context.Context, pool string) (map[string]bool, error) {
 	return names, nil
 }
 
-// disruptedNode returns a node that carries the disrupted taint, or "".
-func disruptedNode(ctx context.Context) (string, error) {
-	var nodes corev1.NodeList
-	if err := s.kubeClient.List(ctx, &nodes, client.HasLabels{v1.NodePoolLabelKey}); err != nil {
-		return "", err
-	}
-	for _, n := range nodes.Items {
-		for _, taint := range n.Spec.Taints {
-			if taint.MatchTaint(&v1.DisruptedNoScheduleTaint) {
-				return n.Name, nil
-			}
-		}
-	}
-	return "", nil
-}
-
-// killWhenActing polls every 50 ms until a node is tainted disrupted or the pool has a NodeClaim not in
-// known (a replacement), then kills and restarts lathe. It returns what it saw, or "" if nothing happened
+// killWhenActing polls every 50 ms until a node is tainted disrupted while its NodeClaim is not yet deleted
+// (a command in flight) or the pool has a NodeClaim not in known (a replacement), then kills and restarts
+// lathe. It returns what it saw, or "" if nothing happened
 // within timeout.
 func killWhenActing(t *testing.T, pool string, known map[string]bool, timeout time.Duration) string {
 	t.Helper()
 	var seen string
 	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		if node, err := disruptedNode(ctx); err != nil || node != "" {
-			seen = "node " + node + " tainted disrupted"
-			return node != "", err
+		if tainted, err := disruptedWithoutCommand(ctx); err != nil || len(tainted) > 0 {
+			seen = fmt.Sprintf("nodes %v were tainted disrupted", tainted)
+			return len(tainted) > 0, err
 		}
 		now, err := poolClaimNames(ctx, pool)
 		for name := range now {
@@ -262,6 +248,11 @@ func TestKilledWhileConsolidating(t *testing.T) {
 	for name := range before {
 		seen[name] = true
 	}
+	// The restarted lathe first removes the taint the killed one left; the next kill waits for a new action.
+	eventually(t, time.Minute, "the taint left by the killed lathe to be removed", func(ctx context.Context) (bool, error) {
+		tainted, err := disruptedWithoutCommand(ctx)
+		return len(tainted) == 0, err
+	})
 	if second := killWhenActing(t, "crash-consolidate", seen, 45*time.Second); second != "" {
 		t.Logf("killed lathe again once %s", second)
 	} else {
