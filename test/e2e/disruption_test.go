@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
@@ -48,13 +49,17 @@ func onPool(name string) func(*corev1.PodSpec) {
 
 func scale(t *testing.T, ns, name string, replicas int32) {
 	t.Helper()
-	d := &appsv1.Deployment{}
 	ctx := context.Background()
-	if err := s.kubeClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
-		t.Fatal(err)
-	}
-	d.Spec.Replicas = &replicas
-	if err := s.kubeClient.Update(ctx, d); err != nil {
+	// The deployment controller writes the deployment's status meanwhile: retry on a conflict.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		d := &appsv1.Deployment{}
+		if err := s.kubeClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, d); err != nil {
+			return err
+		}
+		d.Spec.Replicas = &replicas
+		return s.kubeClient.Update(ctx, d)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
