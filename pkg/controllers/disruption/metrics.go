@@ -55,11 +55,7 @@ func newCollectors(reg prometheus.Registerer) *collectors {
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "failed_validations_total",
 			Help: "Number of candidates that were selected for disruption but failed validation. Labeled by consolidation type.",
 		}, []string{consolidationTypeLabel})),
-		// Same description as the lifecycle controller's, so both register the one collector.
-		disrupted: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: metrics.Namespace, Subsystem: "nodeclaims", Name: "disrupted_total",
-			Help: "Number of nodeclaims disrupted in total by Karpenter. Labeled by reason the nodeclaim was disrupted and the owning nodepool.",
-		}, []string{metrics.ReasonLabel, metrics.NodePoolLabel, metrics.CapacityTypeLabel})),
+		disrupted: metrics.NodeClaimsDisrupted(reg),
 		allowed: metrics.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: metrics.Namespace, Subsystem: "nodepools", Name: "allowed_disruptions",
 			Help: "The number of nodes for a given NodePool that can be concurrently disrupting at a point in time. Labeled by NodePool. Note that allowed disruptions can change very rapidly, as new nodes may be created and others may be deleted at any point.",
