@@ -24,22 +24,12 @@ import (
 // orphanMinAge is the age the garbage collector requires of an instance no NodeClaim refers to.
 const orphanMinAge = 30 * time.Second
 
-// steadyPool creates a copy of the tutorial pool that never consolidates, whose nodes carry
-// shrinkPoolLabel, and deletes it when the test ends.
+// steadyPool creates a copy of the tutorial pool that never consolidates.
 func steadyPool(t *testing.T, name string) {
 	t.Helper()
-	ctx := context.Background()
-	tutorial := &v1.NodePool{}
-	if err := s.kubeClient.Get(ctx, client.ObjectKey{Name: "default"}, tutorial); err != nil {
-		t.Fatal(err)
-	}
-	pool := &v1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: *tutorial.Spec.DeepCopy()}
-	pool.Spec.Template.Labels = map[string]string{shrinkPoolLabel: name}
-	pool.Spec.Disruption.ConsolidateAfter = v1.MustParseNillableDuration("Never")
-	if err := s.kubeClient.Create(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.kubeClient.Delete(context.Background(), pool) })
+	tutorialPool(t, name, func(pool *v1.NodePool) {
+		pool.Spec.Disruption.ConsolidateAfter = v1.MustParseNillableDuration("Never")
+	})
 }
 
 // gone reports whether the object no longer exists.
@@ -165,10 +155,8 @@ func disruptedWithoutCommand(ctx context.Context) ([]string, error) {
 	}
 	var out []string
 	for _, n := range nodes.Items {
-		for _, taint := range n.Spec.Taints {
-			if taint.MatchTaint(&v1.DisruptedNoScheduleTaint) && !deleting[n.Name] && n.DeletionTimestamp == nil {
-				out = append(out, n.Name)
-			}
+		if hasDisruptedTaint(&n) && !deleting[n.Name] && n.DeletionTimestamp == nil {
+			out = append(out, n.Name)
 		}
 	}
 	return out, nil

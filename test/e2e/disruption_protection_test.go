@@ -25,22 +25,14 @@ import (
 // generationLabel is a template label the tests change to drift a pool's nodes.
 const generationLabel = "lathe.test/generation"
 
-// ownPool creates a copy of the tutorial pool whose nodes carry shrinkPoolLabel, lets mutate set its
-// disruption settings, and deletes it when the test ends.
+// ownPool creates a copy of the tutorial pool whose nodes also carry generationLabel "1", and lets mutate
+// set its disruption settings.
 func ownPool(t *testing.T, name string, mutate func(*v1.NodePool)) {
 	t.Helper()
-	ctx := context.Background()
-	tutorial := &v1.NodePool{}
-	if err := s.kubeClient.Get(ctx, client.ObjectKey{Name: "default"}, tutorial); err != nil {
-		t.Fatal(err)
-	}
-	pool := &v1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: *tutorial.Spec.DeepCopy()}
-	pool.Spec.Template.Labels = map[string]string{shrinkPoolLabel: name, generationLabel: "1"}
-	mutate(pool)
-	if err := s.kubeClient.Create(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.kubeClient.Delete(context.Background(), pool) })
+	tutorialPool(t, name, func(pool *v1.NodePool) {
+		pool.Spec.Template.Labels[generationLabel] = "1"
+		mutate(pool)
+	})
 }
 
 // setGeneration changes the pool's template label generationLabel, which changes its template hash.

@@ -21,9 +21,9 @@ import (
 // shrinkPoolLabel is the template label of the test's own pool, which its pods select.
 const shrinkPoolLabel = "lathe.test/pool"
 
-// shrinkPool creates a copy of the tutorial pool that consolidates after 5 s with no budget in the way,
-// whose nodes carry shrinkPoolLabel, and deletes it when the test ends.
-func shrinkPool(t *testing.T, name string) {
+// tutorialPool creates a copy of the tutorial pool whose nodes carry shrinkPoolLabel, lets mutate change it,
+// and deletes it when the test ends.
+func tutorialPool(t *testing.T, name string, mutate func(*v1.NodePool)) {
 	t.Helper()
 	ctx := context.Background()
 	tutorial := &v1.NodePool{}
@@ -32,15 +32,23 @@ func shrinkPool(t *testing.T, name string) {
 	}
 	pool := &v1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: *tutorial.Spec.DeepCopy()}
 	pool.Spec.Template.Labels = map[string]string{shrinkPoolLabel: name}
-	pool.Spec.Disruption = v1.Disruption{
-		ConsolidateAfter:    v1.MustParseNillableDuration("5s"),
-		ConsolidationPolicy: v1.ConsolidationPolicyWhenEmptyOrUnderutilized,
-		Budgets:             []v1.Budget{{Nodes: "100%"}},
-	}
+	mutate(pool)
 	if err := s.kubeClient.Create(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.kubeClient.Delete(context.Background(), pool) })
+}
+
+// shrinkPool creates a copy of the tutorial pool that consolidates after 5 s with no budget in the way.
+func shrinkPool(t *testing.T, name string) {
+	t.Helper()
+	tutorialPool(t, name, func(pool *v1.NodePool) {
+		pool.Spec.Disruption = v1.Disruption{
+			ConsolidateAfter:    v1.MustParseNillableDuration("5s"),
+			ConsolidationPolicy: v1.ConsolidationPolicyWhenEmptyOrUnderutilized,
+			Budgets:             []v1.Budget{{Nodes: "100%"}},
+		}
+	})
 }
 
 func onPool(name string) func(*corev1.PodSpec) {
