@@ -50,27 +50,12 @@ func setGeneration(t *testing.T, name, generation string) {
 	}
 }
 
-// nodeEvents returns the events about the node with the reason.
-func nodeEvents(ctx context.Context, node, reason string) ([]corev1.Event, error) {
-	var list corev1.EventList
-	if err := s.kubeClient.List(ctx, &list); err != nil {
-		return nil, err
-	}
-	var out []corev1.Event
-	for _, e := range list.Items {
-		if e.InvolvedObject.Kind == "Node" && e.InvolvedObject.Name == node && e.Reason == reason {
-			out = append(out, e)
-		}
-	}
-	return out, nil
-}
-
 // waitForNodeEvent waits for an event about the node with the reason whose message contains every part.
 func waitForNodeEvent(t *testing.T, timeout time.Duration, node, reason string, parts ...string) corev1.Event {
 	t.Helper()
 	var found corev1.Event
 	eventually(t, timeout, reason+" event on node "+node, func(ctx context.Context) (bool, error) {
-		evs, err := nodeEvents(ctx, node, reason)
+		evs, err := events(ctx, "", "Node", node, reason)
 		if err != nil {
 			return false, err
 		}
@@ -362,7 +347,7 @@ func TestPDBBlocksDrainUntilTerminationGracePeriod(t *testing.T) {
 	}
 	// At the deadline the pod was deleted past its PDB, and told so.
 	eventually(t, 10*time.Second, "a Disrupted event on the held pod", func(ctx context.Context) (bool, error) {
-		evs, err := podEvents(ctx, ns, pod.Name, "Disrupted")
+		evs, err := events(ctx, ns, "Pod", pod.Name, "Disrupted")
 		return len(evs) > 0, err
 	})
 }

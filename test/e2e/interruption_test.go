@@ -44,7 +44,7 @@ func TestSpotInterruptionReplacesBeforeReclaim(t *testing.T) {
 	// The cloud reclaims the instance 2 minutes after the warning; everything must have moved before then.
 	deadline := sim.SpotInterruptionNotice - 10*time.Second
 	eventually(t, deadline, "lathe to delete the interrupted nodeclaim", func(ctx context.Context) (bool, error) {
-		events, err := nodeClaimEvents(ctx, victim.Labels[sim.NodeClaimLabelKey], "TerminatingOnInterruption")
+		events, err := events(ctx, "", "NodeClaim", victim.Labels[sim.NodeClaimLabelKey], "TerminatingOnInterruption")
 		return len(events) > 0, err
 	})
 	var replacements []string
@@ -102,19 +102,4 @@ func spotPool(t testing.TB) {
 			t.Errorf("deleting the spot nodepool: %v", err)
 		}
 	})
-}
-
-// nodeClaimEvents returns the events with the reason about the NodeClaim.
-func nodeClaimEvents(ctx context.Context, name, reason string) ([]corev1.Event, error) {
-	var list corev1.EventList
-	if err := s.kubeClient.List(ctx, &list); err != nil {
-		return nil, err
-	}
-	var out []corev1.Event
-	for _, e := range list.Items {
-		if e.InvolvedObject.Kind == "NodeClaim" && e.InvolvedObject.Name == name && e.Reason == reason {
-			out = append(out, e)
-		}
-	}
-	return out, nil
 }

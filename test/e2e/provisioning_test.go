@@ -34,7 +34,7 @@ func TestInflate(t *testing.T) {
 		if _, ok := byNode[p.Spec.NodeName]; !ok {
 			t.Errorf("pod %s runs on %s, which no NodeClaim launched", p.Name, p.Spec.NodeName)
 		}
-		nominated, err := podEvents(ctx, ns, p.Name, "Nominated")
+		nominated, err := events(ctx, ns, "Pod", p.Name, "Nominated")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,7 +72,7 @@ func TestUnschedulablePodIsExplained(t *testing.T) {
 		if err := s.kubeClient.List(ctx, &pods, client.InNamespace(ns)); err != nil || len(pods.Items) == 0 {
 			return false, err
 		}
-		evts, err := podEvents(ctx, ns, pods.Items[0].Name, "FailedScheduling")
+		evts, err := events(ctx, ns, "Pod", pods.Items[0].Name, "FailedScheduling")
 		if err != nil {
 			return false, err
 		}

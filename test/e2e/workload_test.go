@@ -114,15 +114,16 @@ func readyNodeClaims(t testing.TB) []v1.NodeClaim {
 	return claims.Items
 }
 
-// podEvents returns the events about a pod with the reason.
-func podEvents(ctx context.Context, ns, pod, reason string) ([]corev1.Event, error) {
+// events returns the events with the reason about the object of the kind and name, in the namespace ("" for
+// a cluster-scoped kind such as Node or NodeClaim).
+func events(ctx context.Context, ns, kind, name, reason string) ([]corev1.Event, error) {
 	var list corev1.EventList
 	if err := s.kubeClient.List(ctx, &list, client.InNamespace(ns)); err != nil {
 		return nil, err
 	}
 	var out []corev1.Event
 	for _, e := range list.Items {
-		if e.InvolvedObject.Kind == "Pod" && e.InvolvedObject.Name == pod && e.Reason == reason {
+		if e.InvolvedObject.Kind == kind && e.InvolvedObject.Name == name && e.Reason == reason {
 			out = append(out, e)
 		}
 	}
