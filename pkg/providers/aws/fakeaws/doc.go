@@ -1,0 +1,24 @@
+// Package fakeaws is a local, stateful fake of the AWS APIs Lathe's AWS provider calls: EC2 (Query
+// protocol), SSM and Pricing (JSON 1.1), IAM (Query protocol) and EKS (REST-JSON), served over HTTP so
+// that the real aws-sdk-go-v2 clients talk to it unchanged. It is used in-process by tests and as a
+// standalone server by `make run`.
+//
+// # Routing
+//
+// Every service is served on one endpoint. A request is routed by the service name in its SigV4 credential
+// scope (Authorization: AWS4-HMAC-SHA256 Credential=<key>/<date>/<region>/<service>/aws4_request), which
+// the SDK always sends; signatures are not checked. Within a service, Query-protocol calls are dispatched
+// on the Action form parameter, JSON calls on the X-Amz-Target header and EKS on the path.
+//
+// # Files
+//
+// server.go routes and injects faults; query.go, jsonproto.go and rest.go hold the wire formats. Each
+// area of the API keeps its state and handlers in its own files (zones.go, network.go, images.go, iam.go,
+// instancetypes.go, pricing.go, launchtemplates.go, fleet.go, instances.go, eks.go) and registers its
+// handlers in the handler tables from an init function.
+//
+// # Faults
+//
+// Faults (faults.go) inject throttling, error codes and latency per action, for a number of calls or until
+// cleared, so tests can drive the provider's retry and fallback paths through the real SDK.
+package fakeaws

@@ -1,0 +1,60 @@
+package fakeaws
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// jsonHandler answers one JSON 1.1 operation (SSM, Pricing): it decodes the request body itself and
+// returns a value encoding/json marshals as the response (field names as the service spells them).
+type jsonHandler func(s *Server, body []byte) (any, error)
+
+// jsonHandlers are keyed by X-Amz-Target, for example "AmazonSSM.GetParameter".
+var jsonHandlers = map[string]jsonHandler{}
+
+// handleJSON registers a JSON operation's handler; areas call it from init functions.
+func handleJSON(target string, h jsonHandler) { jsonHandlers[target] = h }
+
+func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, service string) {
+	requestID := s.nextRequestID()
+	w.Header().Set("X-Amzn-RequestId", requestID)
+	fail := func(e *apiError) {
+		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+		w.Header().Set("X-Amzn-ErrorType", e.Code)
+		w.WriteHeader(e.Status)
+		json.NewEncoder(w).Encode(map[string]string{"__type": e.Code, "message": e.Message})
+	}
+	target := r.Header.Get("X-Amz-Target")
+	_, op, _ := strings.Cut(target, ".")
+	if e := s.faults.before(r.Context(), service, op); e != nil {
+		fail(e)
+		return
+	}
+	h, ok := jsonHandlers[target]
+	if !ok {
+		fail(errorf("UnknownOperationException", "fakeaws does not fake %s", target))
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		fail(errorf("SerializationException", "reading the request body: %v", err))
+		return
+	}
+	out, err := h(s, body)
+	if err != nil {
+		fail(asAPIError(err))
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+	json.NewEncoder(w).Encode(out)
+}
+
+// decodeJSON decodes a request body into v, as a ValidationException when it doesn't fit.
+func decodeJSON(body []byte, v any) error {
+	if err := json.Unmarshal(body, v); err != nil {
+		return errorf("SerializationException", "decoding the request: %v", err)
+	}
+	return nil
+}
