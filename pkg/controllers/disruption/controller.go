@@ -264,6 +264,9 @@ func (c *Controller) publish(v *View, out Outcome) {
 		for _, b := range t.BudgetBlocked {
 			c.deps.Recorder.Publish(blockedEvent(b)...)
 		}
+		for _, m := range t.Moves {
+			c.publishMove(m)
+		}
 		for _, r := range t.Rejections {
 			c.deps.Recorder.Publish(unconsolidatableEvent(r.Candidate, r.Message)...)
 			if t.Method.Reason() == v1.DisruptionReasonUnderutilized {
@@ -271,6 +274,27 @@ func (c *Controller) publish(v *View, out Outcome) {
 			}
 		}
 	}
+}
+
+// publishMove counts a consolidation move and, for a Balanced pool, observes its score and announces an
+// approved one (as upstream: rejected moves are counted, not announced as ConsolidationApproved).
+func (c *Controller) publishMove(m Move) {
+	policy := string(m.NodePool.Spec.Disruption.ConsolidationPolicy)
+	c.metrics.moves.WithLabelValues(approvedLabel(m.Approved), m.NodePool.Name, policy).Inc()
+	if !m.Scored {
+		return
+	}
+	c.metrics.scores.WithLabelValues(approvedLabel(m.Score.Approved()), m.NodePool.Name, policy).Observe(m.Score.Value())
+	if m.Score.Approved() && m.Approved {
+		c.deps.Recorder.Publish(consolidationApprovedEvents(m)...)
+	}
+}
+
+func approvedLabel(ok bool) string {
+	if ok {
+		return "approved"
+	}
+	return "rejected"
 }
 
 // forgetGone drops the deletion marks of deleted candidates whose machine is gone.

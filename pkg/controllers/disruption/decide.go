@@ -34,6 +34,8 @@ type Trial struct {
 	// Rejections and BudgetBlocked explain candidates the method considered and kept.
 	Rejections    []Rejection
 	BudgetBlocked []Blocked
+	// Moves are the consolidation moves the method scored (karpenter_consolidation_moves_total).
+	Moves []Move
 	// Duration is how long the method took to decide (for the evaluation duration metric only).
 	Duration time.Duration
 }
@@ -104,7 +106,7 @@ func try(ctx context.Context, v *View, m Method, all []*Candidate) (Trial, error
 	}
 	SortByDisruptionCost(cands)
 	cmd, rejected, err := m.Compute(ctx, v, t.Budgets, cands)
-	t.Command, t.Rejections = cmd, append(t.Rejections, rejected...)
+	t.Command, t.Rejections, t.Moves = cmd, append(t.Rejections, rejected...), cmd.Moves
 	return t, err
 }
 
@@ -188,5 +190,11 @@ func (m consolidation) recheck(ctx context.Context, v *View, cands []*Candidate,
 		return Command{}, "", err
 	}
 	cmd, why := m.evaluate(cands, plan, typ)
-	return cmd, why, nil
+	if why != "" {
+		return cmd, why, nil
+	}
+	if approved, moves := scoreCommand(balancedTotals(v), cmd); !approved {
+		return Command{}, fmt.Sprintf("Balanced consolidation: the move no longer pays for its disruption: %s", rejectedScore(moves)), nil
+	}
+	return cmd, "", nil
 }

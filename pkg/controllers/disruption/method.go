@@ -22,6 +22,9 @@ type Command struct {
 	Replacements      []solver.NodeClaimPlan
 	// SavingsPerHour is the candidates' price minus the replacements'.
 	SavingsPerHour float64
+	// Moves are the consolidation moves scored on the way to this decision, approved or not (metrics and
+	// ConsolidationApproved events); an empty command may carry them too.
+	Moves []Move
 }
 
 // Decision is DecisionDelete or DecisionReplace; "" for an empty command.

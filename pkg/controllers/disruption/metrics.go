@@ -14,6 +14,7 @@ const (
 	decisionLabel          = "decision"
 	consolidationTypeLabel = "consolidation_type"
 	subsystem              = "voluntary_disruption"
+	policyLabel            = "policy"
 )
 
 // collectors are the disruption metrics, under upstream Karpenter's names and labels, plus Lathe's
@@ -30,6 +31,8 @@ type collectors struct {
 	consuming   *prometheus.GaugeVec
 	skipped     *prometheus.CounterVec
 	validations *prometheus.CounterVec
+	moves       *prometheus.CounterVec
+	scores      *prometheus.HistogramVec
 }
 
 func newCollectors(reg prometheus.Registerer) *collectors {
@@ -64,6 +67,15 @@ func newCollectors(reg prometheus.Registerer) *collectors {
 			Namespace: metrics.Namespace, Subsystem: "nodepools", Name: "nodes_consuming_budgets",
 			Help: "The number of nodes consuming the budget of a nodepool at a point in time. Labeled by NodePool.",
 		}, []string{metrics.NodePoolLabel, metrics.ReasonLabel})),
+		moves: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metrics.Namespace, Name: "consolidation_moves_total",
+			Help: "Number of balanced consolidation moves. Labeled by decision, NodePool, and policy.",
+		}, []string{decisionLabel, metrics.NodePoolLabel, policyLabel})),
+		scores: metrics.Register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: metrics.Namespace, Name: "consolidation_score",
+			Help:    "Score of balanced consolidation moves. Labeled by decision, NodePool, and policy.",
+			Buckets: []float64{0.1, 0.25, 0.33, 0.5, 1.0, 2.0, 5.0, 10.0},
+		}, []string{decisionLabel, metrics.NodePoolLabel, policyLabel})),
 		skipped: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "consolidation_skipped_total",
 			Help: "Number of times a consolidation candidate was considered and kept. Labeled by the kind of reason (pods_do_not_fit, not_cheaper, spot_to_spot, too_many_replacements, other).",
