@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -258,5 +259,26 @@ func TestSingleNodeTriesCandidatesInTurn(t *testing.T) {
 	}
 	if strings.Join(kept, ",") != "a,b,c" {
 		t.Errorf("kept %v, want a, b and c", kept)
+	}
+}
+
+// A search that runs out of time says so (karpenter_voluntary_disruption_consolidation_timeouts_total).
+func TestConsolidationReportsTimeouts(t *testing.T) {
+	v := view(pool(), catalog(),
+		node("a", 4, v1.CapacityTypeOnDemand, pod("pa", "1")),
+		node("b", 4, v1.CapacityTypeOnDemand, pod("pb", "1")))
+	all, _, _ := disruption.Candidates(v, disruption.Graceful)
+	disruption.SortByDisruptionCost(all)
+	expired, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	for _, m := range []disruption.Method{disruption.NewSingleNodeConsolidation(false, solver.Options{}), disruption.NewMultiNodeConsolidation(false, solver.Options{})} {
+		cmd, _, err := m.Compute(expired, v, disruption.Budgets(v, m.Reason()), all)
+		if err != nil || !cmd.TimedOut {
+			t.Errorf("%s: TimedOut %v, err %v; want a timeout", m.ConsolidationType(), cmd.TimedOut, err)
+		}
+		cmd, _, err = m.Compute(context.Background(), v, disruption.Budgets(v, m.Reason()), all)
+		if err != nil || cmd.TimedOut {
+			t.Errorf("%s with time: TimedOut %v, err %v", m.ConsolidationType(), cmd.TimedOut, err)
+		}
 	}
 }

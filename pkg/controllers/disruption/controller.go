@@ -205,6 +205,13 @@ func (c *Controller) validateAndStart(ctx context.Context, p *pendingCommand) er
 
 func (c *Controller) start(ctx context.Context, v *View, cmd Command) error {
 	c.metrics.decisions.WithLabelValues(cmd.Decision(), reasonLabel(cmd.Reason), cmd.ConsolidationType).Inc()
+	seen := map[string]bool{}
+	for _, cand := range cmd.Candidates {
+		if !seen[cand.NodePool.Name] {
+			seen[cand.NodePool.Name] = true
+			c.metrics.byPool.WithLabelValues(cand.NodePool.Name, cmd.Decision(), reasonLabel(cmd.Reason), cmd.ConsolidationType).Inc()
+		}
+	}
 	if err := c.queue.Start(ctx, cmd, v.NodePools); err != nil {
 		return fmt.Errorf("starting disruption command, %w", err)
 	}
@@ -266,6 +273,9 @@ func (c *Controller) publish(v *View, out Outcome) {
 		}
 		for _, m := range t.Moves {
 			c.publishMove(m)
+		}
+		if t.Command.TimedOut {
+			c.metrics.timeouts.WithLabelValues(t.Method.ConsolidationType()).Inc()
 		}
 		for _, r := range t.Rejections {
 			c.deps.Recorder.Publish(unconsolidatableEvent(r.Candidate, r.Message)...)

@@ -303,6 +303,10 @@ func TestEmptyNodeDeletedAfterValidation(t *testing.T) {
 		err := env.Client.Get(ctx, client.ObjectKey{Name: "empty-claim"}, &v1.NodeClaim{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
+	want := map[string]string{"nodepool": "default", "decision": "delete", "reason": "empty", "consolidation_type": "empty"}
+	if n := sampleCount(t, h.registry, "karpenter_voluntary_disruption_decisions_by_nodepool_total", want); n != 1 {
+		t.Errorf("decisions_by_nodepool_total%v = %v, want 1", want, n)
+	}
 }
 
 // A Balanced pool's approved move is announced (ConsolidationApproved on the node and its claim, with

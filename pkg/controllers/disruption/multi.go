@@ -80,6 +80,7 @@ func (m *MultiNodeConsolidation) Compute(ctx context.Context, v *View, budgets m
 		if cmd.Decision() == "" && lastRejected != nil {
 			cmd = Command{Moves: lastRejected}
 		}
+		cmd.TimedOut = ctx.Err() == context.DeadlineExceeded
 		return cmd, nil, err
 	}
 	// The longest prefix works, or a step down from the shortest known to fail, doubling each time, does.

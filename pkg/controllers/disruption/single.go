@@ -67,5 +67,5 @@ func (s *SingleNodeConsolidation) Compute(ctx context.Context, v *View, budgets 
 		rejected = append(rejected, Rejection{Candidate: c, Message: fmt.Sprintf("Balanced consolidation: %s %s would not pay for its disruption: %s",
 			cmd.Decision(), c.Name(), rejectedScore(scored))})
 	}
-	return Command{Moves: moves}, rejected, nil
+	return Command{Moves: moves, TimedOut: ctx.Err() == context.DeadlineExceeded}, rejected, nil
 }
