@@ -243,9 +243,19 @@ func (c *Controller) view(ctx context.Context) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
+	var pods corev1.PodList
+	if err := c.deps.Client.List(ctx, &pods); err != nil {
+		return nil, fmt.Errorf("listing pods, %w", err)
+	}
+	var pending []*corev1.Pod
+	for i := range pods.Items {
+		if ok, _ := provisioning.Provisionable(&pods.Items[i]); ok {
+			pending = append(pending, &pods.Items[i])
+		}
+	}
 	return &View{
 		Snapshot: snap, NodePools: pools, InstanceTypes: types, LaunchablePools: launchable,
-		Volumes: volumes, Now: c.deps.Clock.Now(), Busy: c.queue.Busy(),
+		Volumes: volumes, Now: c.deps.Clock.Now(), Busy: c.queue.Busy(), Pending: pending,
 	}, nil
 }
 
