@@ -1,0 +1,292 @@
+package userdata
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+)
+
+const (
+	nodeConfigAPIVersion = "node.eks.aws/v1alpha1"
+	nodeConfigKind       = "NodeConfig"
+)
+
+// nodeConfig is the part of nodeadm's NodeConfig Lathe writes and reads.
+type nodeConfig struct {
+	APIVersion string         `json:"apiVersion"`
+	Kind       string         `json:"kind"`
+	Spec       nodeConfigSpec `json:"spec"`
+}
+
+type nodeConfigSpec struct {
+	Cluster  nodeConfigCluster   `json:"cluster"`
+	Kubelet  nodeConfigKubelet   `json:"kubelet"`
+	Instance *nodeConfigInstance `json:"instance,omitempty"`
+}
+
+type nodeConfigCluster struct {
+	Name              string `json:"name,omitempty"`
+	APIServerEndpoint string `json:"apiServerEndpoint,omitempty"`
+	// CertificateAuthority is the PEM bundle; JSON and YAML carry it base64-encoded.
+	CertificateAuthority []byte `json:"certificateAuthority,omitempty"`
+	CIDR                 string `json:"cidr,omitempty"`
+}
+
+type nodeConfigKubelet struct {
+	Config map[string]any `json:"config,omitempty"`
+	Flags  []string       `json:"flags,omitempty"`
+}
+
+type nodeConfigInstance struct {
+	LocalStorage nodeConfigLocalStorage `json:"localStorage"`
+}
+
+type nodeConfigLocalStorage struct {
+	Strategy string `json:"strategy,omitempty"`
+}
+
+func renderAL2023(o Options) (string, error) {
+	config, err := o.nodeConfig()
+	if err != nil {
+		return "", err
+	}
+	configYAML, err := yaml.Marshal(config)
+	if err != nil {
+		return "", fmt.Errorf("writing the NodeConfig, %w", err)
+	}
+	parts, err := customPartsAL2023(derefString(o.CustomUserData))
+	if err != nil {
+		return "", fmt.Errorf("merging the node class's userData, %w", err)
+	}
+	parts = append(parts, part{ContentType: contentTypeNodeConfig, Content: "# Lathe generated NodeConfig\n" + string(configYAML)})
+	return writeParts(parts)
+}
+
+func (o Options) nodeConfig() (nodeConfig, error) {
+	if o.ClusterCIDR == "" {
+		return nodeConfig{}, fmt.Errorf("writing the NodeConfig, the cluster's service CIDR is unknown")
+	}
+	config := nodeConfig{APIVersion: nodeConfigAPIVersion, Kind: nodeConfigKind, Spec: nodeConfigSpec{
+		Cluster: nodeConfigCluster{Name: o.ClusterName, APIServerEndpoint: o.ClusterEndpoint, CIDR: o.ClusterCIDR},
+	}}
+	if o.ClusterCABundle != "" {
+		ca, err := base64.StdEncoding.DecodeString(o.ClusterCABundle)
+		if err != nil {
+			return nodeConfig{}, fmt.Errorf("decoding the cluster CA bundle, %w", err)
+		}
+		config.Spec.Cluster.CertificateAuthority = ca
+	}
+	if o.raid0() {
+		config.Spec.Instance = &nodeConfigInstance{LocalStorage: nodeConfigLocalStorage{Strategy: "RAID0"}}
+	}
+	kubelet, err := o.inlineKubeletConfig()
+	if err != nil {
+		return nodeConfig{}, err
+	}
+	config.Spec.Kubelet.Config = kubelet
+	if labels := o.labels(); len(labels) > 0 {
+		config.Spec.Kubelet.Flags = []string{"--node-labels=" + joinLabels(labels)}
+	}
+	return config, nil
+}
+
+// inlineKubeletConfig is the node class's kubelet settings under their kubelet configuration names, plus
+// maxPods, clusterDNS and registerWithTaints.
+func (o Options) inlineKubeletConfig() (map[string]any, error) {
+	config := map[string]any{}
+	if o.Kubelet != nil {
+		raw, err := json.Marshal(o.Kubelet)
+		if err != nil {
+			return nil, fmt.Errorf("writing the kubelet configuration, %w", err)
+		}
+		if err := json.Unmarshal(raw, &config); err != nil {
+			return nil, fmt.Errorf("writing the kubelet configuration, %w", err)
+		}
+	}
+	if maxPods := o.maxPods(); maxPods != nil {
+		config["maxPods"] = *maxPods
+	}
+	if dns := o.clusterDNS(); len(dns) > 0 {
+		config["clusterDNS"] = dns
+	}
+	config["registerWithTaints"] = o.taints()
+	return config, nil
+}
+
+// customPartsAL2023 turns the node class's userData into MIME parts as upstream does: a MIME document gives
+// its parts, a YAML mapping is a NodeConfig, anything else a shell script.
+func customPartsAL2023(userData string) ([]part, error) {
+	if userData == "" {
+		return nil, nil
+	}
+	if isMIME(userData) {
+		return readParts(userData)
+	}
+	if err := yaml.Unmarshal([]byte(userData), &map[string]any{}); err == nil {
+		return []part{{ContentType: contentTypeNodeConfig, Content: userData}}, nil
+	}
+	return []part{{ContentType: contentTypeShell, Content: userData}}, nil
+}
+
+// parseAL2023 reads user data as nodeadm does: the NodeConfig parts of a MIME document (or the whole document
+// when it is not MIME), merged in order.
+func parseAL2023(doc string) (Node, error) {
+	var n Node
+	configs := []string{doc}
+	if isMIME(doc) {
+		parts, err := readParts(doc)
+		if err != nil {
+			return Node{}, fmt.Errorf("reading AL2023 user data, %w", err)
+		}
+		configs = nil
+		for _, p := range parts {
+			switch mediaType(p.ContentType) {
+			case contentTypeNodeConfig:
+				configs = append(configs, p.Content)
+			case "text/x-shellscript":
+				n.Scripts = append(n.Scripts, p.Content)
+			}
+		}
+		if len(configs) == 0 {
+			return Node{}, fmt.Errorf("reading AL2023 user data, no %s part (nodeadm has no NodeConfig)", contentTypeNodeConfig)
+		}
+	}
+	merged, err := mergeNodeConfigs(configs)
+	if err != nil {
+		return Node{}, fmt.Errorf("reading AL2023 user data, %w", err)
+	}
+	if err := merged.validate(); err != nil {
+		return Node{}, fmt.Errorf("reading AL2023 user data, %w", err)
+	}
+	if err := merged.readInto(&n); err != nil {
+		return Node{}, fmt.Errorf("reading AL2023 user data, %w", err)
+	}
+	return n, nil
+}
+
+func mergeNodeConfigs(docs []string) (nodeConfig, error) {
+	merged := nodeConfig{Spec: nodeConfigSpec{Kubelet: nodeConfigKubelet{Config: map[string]any{}}}}
+	for i, doc := range docs {
+		var c nodeConfig
+		if err := yaml.Unmarshal([]byte(doc), &c); err != nil {
+			return nodeConfig{}, fmt.Errorf("NodeConfig %d is not valid YAML, %w", i+1, err)
+		}
+		if c.APIVersion != nodeConfigAPIVersion || c.Kind != nodeConfigKind {
+			return nodeConfig{}, fmt.Errorf("NodeConfig %d is apiVersion %q kind %q, want %s %s", i+1, c.APIVersion, c.Kind, nodeConfigAPIVersion, nodeConfigKind)
+		}
+		merged.APIVersion, merged.Kind = c.APIVersion, c.Kind
+		cluster := &merged.Spec.Cluster
+		cluster.Name = orString(c.Spec.Cluster.Name, cluster.Name)
+		cluster.APIServerEndpoint = orString(c.Spec.Cluster.APIServerEndpoint, cluster.APIServerEndpoint)
+		cluster.CIDR = orString(c.Spec.Cluster.CIDR, cluster.CIDR)
+		if len(c.Spec.Cluster.CertificateAuthority) > 0 {
+			cluster.CertificateAuthority = c.Spec.Cluster.CertificateAuthority
+		}
+		for k, v := range c.Spec.Kubelet.Config {
+			merged.Spec.Kubelet.Config[k] = v
+		}
+		merged.Spec.Kubelet.Flags = append(merged.Spec.Kubelet.Flags, c.Spec.Kubelet.Flags...)
+		if c.Spec.Instance != nil {
+			merged.Spec.Instance = c.Spec.Instance
+		}
+	}
+	return merged, nil
+}
+
+func orString(s, otherwise string) string {
+	if s != "" {
+		return s
+	}
+	return otherwise
+}
+
+// validate fails as nodeadm's validation does when the cluster details are incomplete.
+func (c nodeConfig) validate() error {
+	var missing []string
+	if c.Spec.Cluster.Name == "" {
+		missing = append(missing, "name")
+	}
+	if c.Spec.Cluster.APIServerEndpoint == "" {
+		missing = append(missing, "apiServerEndpoint")
+	}
+	if len(c.Spec.Cluster.CertificateAuthority) == 0 {
+		missing = append(missing, "certificateAuthority")
+	}
+	if c.Spec.Cluster.CIDR == "" {
+		missing = append(missing, "cidr")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("NodeConfig has no spec.cluster.%s", strings.Join(missing, ", spec.cluster."))
+	}
+	return nil
+}
+
+// readInto reads the node's view: the inline config first, then the kubelet flags, which the kubelet lets
+// override its config file.
+func (c nodeConfig) readInto(n *Node) error {
+	n.ClusterName = c.Spec.Cluster.Name
+	n.ClusterEndpoint = c.Spec.Cluster.APIServerEndpoint
+	n.ClusterCABundle = base64.StdEncoding.EncodeToString(c.Spec.Cluster.CertificateAuthority)
+	n.KubeletConfig = c.Spec.Kubelet.Config
+	var maxPods *int32
+	if err := decodeKey(c.Spec.Kubelet.Config, "maxPods", &maxPods); err != nil {
+		return err
+	}
+	n.MaxPods = maxPods
+	if err := decodeKey(c.Spec.Kubelet.Config, "clusterDNS", &n.ClusterDNS); err != nil {
+		return err
+	}
+	if len(n.ClusterDNS) == 0 {
+		dns, err := dnsFromCIDR(c.Spec.Cluster.CIDR)
+		if err != nil {
+			return err
+		}
+		n.ClusterDNS = []string{dns}
+	}
+	var taints []corev1.Taint
+	if err := decodeKey(c.Spec.Kubelet.Config, "registerWithTaints", &taints); err != nil {
+		return err
+	}
+	for _, t := range taints {
+		if _, err := newTaint(t.ToString(), t.Key, t.Value, string(t.Effect)); err != nil {
+			return err
+		}
+	}
+	sortTaints(taints)
+	n.Taints = taints
+	return readKubeletArgs(n, c.Spec.Kubelet.Flags)
+}
+
+// decodeKey decodes config[key], when present, into out.
+func decodeKey(config map[string]any, key string, out any) error {
+	v, ok := config[key]
+	if !ok {
+		return nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("reading kubelet config %s, %w", key, err)
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("reading kubelet config %s, %w", key, err)
+	}
+	return nil
+}
+
+// dnsFromCIDR is the cluster DNS nodeadm derives from the service CIDR: its tenth address.
+func dnsFromCIDR(cidr string) (string, error) {
+	prefix, err := netip.ParsePrefix(cidr)
+	if err != nil {
+		return "", fmt.Errorf("reading spec.cluster.cidr, %w", err)
+	}
+	addr := prefix.Masked().Addr()
+	for range 10 {
+		addr = addr.Next()
+	}
+	return addr.String(), nil
+}

@@ -1,0 +1,286 @@
+package userdata
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/pelletier/go-toml/v2"
+	corev1 "k8s.io/api/core/v1"
+)
+
+func renderBottlerocket(o Options) (string, error) {
+	doc := map[string]any{}
+	if err := toml.Unmarshal([]byte(derefString(o.CustomUserData)), &doc); err != nil {
+		return "", fmt.Errorf("merging the node class's userData, it is not valid TOML, %w", err)
+	}
+	settings, err := table(doc, "settings")
+	if err != nil {
+		return "", fmt.Errorf("merging the node class's userData, %w", err)
+	}
+	k8s, err := table(settings, "kubernetes")
+	if err != nil {
+		return "", fmt.Errorf("merging the node class's userData, settings.%w", err)
+	}
+	if err := o.setBottlerocketKubernetes(k8s); err != nil {
+		return "", fmt.Errorf("merging the node class's userData, %w", err)
+	}
+	if o.raid0() {
+		commands, err := table(settings, "bootstrap-commands")
+		if err != nil {
+			return "", fmt.Errorf("merging the node class's userData, settings.%w", err)
+		}
+		commands["000-mount-instance-storage"] = map[string]any{
+			"commands": [][]string{
+				{"apiclient", "ephemeral-storage", "init"},
+				{"apiclient", "ephemeral-storage", "bind", "--dirs", "/var/lib/containerd", "/var/lib/kubelet", "/var/log/pods"},
+			},
+			"mode":      "always",
+			"essential": true,
+		}
+	}
+	out, err := toml.Marshal(doc)
+	if err != nil {
+		return "", fmt.Errorf("writing Bottlerocket settings, %w", err)
+	}
+	return string(out), nil
+}
+
+// setBottlerocketKubernetes writes Lathe's settings over the user's settings.kubernetes.
+func (o Options) setBottlerocketKubernetes(k8s map[string]any) error {
+	k8s["cluster-name"] = o.ClusterName
+	k8s["api-server"] = o.ClusterEndpoint
+	delete(k8s, "cluster-certificate")
+	if o.ClusterCABundle != "" {
+		k8s["cluster-certificate"] = o.ClusterCABundle
+	}
+	labels, err := table(k8s, "node-labels")
+	if err != nil {
+		return fmt.Errorf("settings.kubernetes.%w", err)
+	}
+	for k, v := range o.labels() {
+		labels[k] = v
+	}
+	if len(labels) == 0 {
+		delete(k8s, "node-labels")
+	}
+	taints := map[string]any{}
+	for _, t := range o.taints() {
+		list, _ := taints[t.Key].([]string)
+		taints[t.Key] = append(list, t.Value+":"+string(t.Effect))
+	}
+	k8s["node-taints"] = taints
+	if maxPods := o.maxPods(); maxPods != nil {
+		k8s["max-pods"] = int64(*maxPods)
+	}
+	if dns := o.clusterDNS(); len(dns) > 0 {
+		k8s["cluster-dns-ip"] = dns[0]
+	}
+	o.setBottlerocketKubelet(k8s)
+	return nil
+}
+
+func (o Options) setBottlerocketKubelet(k8s map[string]any) {
+	k := o.Kubelet
+	if k == nil {
+		return
+	}
+	setMap := func(key string, m map[string]string) {
+		if m != nil {
+			k8s[key] = m
+		}
+	}
+	setMap("system-reserved", k.SystemReserved)
+	setMap("kube-reserved", k.KubeReserved)
+	setMap("eviction-hard", k.EvictionHard)
+	setMap("eviction-soft", k.EvictionSoft)
+	if k.EvictionSoftGracePeriod != nil {
+		grace := map[string]string{}
+		for signal, d := range k.EvictionSoftGracePeriod {
+			grace[signal] = d.Duration.String()
+		}
+		k8s["eviction-soft-grace-period"] = grace
+	}
+	if k.EvictionMaxPodGracePeriod != nil {
+		k8s["eviction-max-pod-grace-period"] = int64(*k.EvictionMaxPodGracePeriod)
+	}
+	if k.ImageGCHighThresholdPercent != nil {
+		k8s["image-gc-high-threshold-percent"] = strconv.Itoa(int(*k.ImageGCHighThresholdPercent))
+	}
+	if k.ImageGCLowThresholdPercent != nil {
+		k8s["image-gc-low-threshold-percent"] = strconv.Itoa(int(*k.ImageGCLowThresholdPercent))
+	}
+	if k.CPUCFSQuota != nil {
+		k8s["cpu-cfs-quota-enforced"] = *k.CPUCFSQuota
+	}
+}
+
+// table is m[key] as a TOML table, created when absent.
+func table(m map[string]any, key string) (map[string]any, error) {
+	v, ok := m[key]
+	if !ok {
+		t := map[string]any{}
+		m[key] = t
+		return t, nil
+	}
+	t, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s is a %T, not a table", key, v)
+	}
+	return t, nil
+}
+
+// parseBottlerocket reads settings.kubernetes as Bottlerocket does.
+func parseBottlerocket(doc string) (Node, error) {
+	var root map[string]any
+	if err := toml.Unmarshal([]byte(doc), &root); err != nil {
+		return Node{}, fmt.Errorf("reading Bottlerocket user data, not valid TOML, %w", err)
+	}
+	settings, ok := root["settings"].(map[string]any)
+	if !ok {
+		return Node{}, fmt.Errorf("reading Bottlerocket user data, no [settings] table")
+	}
+	k8s, ok := settings["kubernetes"].(map[string]any)
+	if !ok {
+		return Node{}, fmt.Errorf("reading Bottlerocket user data, no [settings.kubernetes] table")
+	}
+	n, err := readBottlerocketKubernetes(k8s)
+	if err != nil {
+		return Node{}, fmt.Errorf("reading Bottlerocket user data, settings.kubernetes.%w", err)
+	}
+	return n, nil
+}
+
+func readBottlerocketKubernetes(k8s map[string]any) (Node, error) {
+	n := Node{KubeletConfig: k8s}
+	var err error
+	if n.ClusterName, err = stringSetting(k8s, "cluster-name"); err != nil {
+		return Node{}, err
+	}
+	if n.ClusterName == "" {
+		return Node{}, fmt.Errorf("cluster-name is not set (the node would not join)")
+	}
+	if n.ClusterEndpoint, err = stringSetting(k8s, "api-server"); err != nil {
+		return Node{}, err
+	}
+	if n.ClusterCABundle, err = stringSetting(k8s, "cluster-certificate"); err != nil {
+		return Node{}, err
+	}
+	if n.ClusterDNS, err = dnsSetting(k8s); err != nil {
+		return Node{}, err
+	}
+	if v, ok := k8s["max-pods"]; ok {
+		maxPods, ok := v.(int64)
+		if !ok || maxPods < 0 || maxPods > 1<<31-1 {
+			return Node{}, fmt.Errorf("max-pods is %v, not a pod count", v)
+		}
+		n.MaxPods = ptrInt32(int32(maxPods))
+	}
+	if n.Labels, err = bottlerocketLabels(k8s); err != nil {
+		return Node{}, err
+	}
+	if n.Taints, err = bottlerocketTaints(k8s); err != nil {
+		return Node{}, err
+	}
+	return n, nil
+}
+
+func ptrInt32(v int32) *int32 { return &v }
+
+func stringSetting(m map[string]any, key string) (string, error) {
+	v, ok := m[key]
+	if !ok {
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("%s is a %T, not a string", key, v)
+	}
+	return s, nil
+}
+
+// dnsSetting reads cluster-dns-ip, a string or a list of strings.
+func dnsSetting(k8s map[string]any) ([]string, error) {
+	switch v := k8s["cluster-dns-ip"].(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return []string{v}, nil
+	case []any:
+		return stringList("cluster-dns-ip", v)
+	default:
+		return nil, fmt.Errorf("cluster-dns-ip is a %T, not a string or a list", v)
+	}
+}
+
+func stringList(key string, list []any) ([]string, error) {
+	out := make([]string, 0, len(list))
+	for _, item := range list {
+		s, ok := item.(string)
+		if !ok {
+			return nil, fmt.Errorf("%s has a %T, not a string", key, item)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func bottlerocketLabels(k8s map[string]any) (map[string]string, error) {
+	v, ok := k8s["node-labels"]
+	if !ok {
+		return nil, nil
+	}
+	t, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("node-labels is a %T, not a table", v)
+	}
+	labels := map[string]string{}
+	for k, value := range t {
+		s, ok := value.(string)
+		if !ok {
+			return nil, fmt.Errorf("node-labels.%q is a %T, not a string", k, value)
+		}
+		labels[k] = s
+	}
+	return labels, nil
+}
+
+// bottlerocketTaints reads node-taints: key → list of "value:Effect" (or one such string).
+func bottlerocketTaints(k8s map[string]any) ([]corev1.Taint, error) {
+	v, ok := k8s["node-taints"]
+	if !ok {
+		return nil, nil
+	}
+	t, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("node-taints is a %T, not a table", v)
+	}
+	var taints []corev1.Taint
+	for key, value := range t {
+		var specs []string
+		switch value := value.(type) {
+		case string:
+			specs = []string{value}
+		case []any:
+			list, err := stringList("node-taints."+key, value)
+			if err != nil {
+				return nil, err
+			}
+			specs = list
+		default:
+			return nil, fmt.Errorf("node-taints.%q is a %T, not a list", key, value)
+		}
+		for _, spec := range specs {
+			val, effect, found := cutLast(spec, ":")
+			if !found {
+				return nil, fmt.Errorf("node-taints.%q: %q has no effect", key, spec)
+			}
+			taint, err := newTaint(key+"="+spec, key, val, effect)
+			if err != nil {
+				return nil, fmt.Errorf("node-taints: %w", err)
+			}
+			taints = append(taints, taint)
+		}
+	}
+	sortTaints(taints)
+	return taints, nil
+}
