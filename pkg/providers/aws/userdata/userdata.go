@@ -7,8 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	karpv1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	awsv1 "github.com/lathe-autoscaler/lathe/pkg/apis/aws/v1"
+	karpv1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 )
 
 // Options is everything a node needs from its user data to join the cluster as a NodeClaim's node.

@@ -95,7 +95,7 @@ func indexRune(runes []rune, from int, r rune) int {
 	return -1
 }
 
-// powershellWords splits one PowerShell command line into words: single-quoted strings ('' is a quote),
+// powershellWords splits one PowerShell command line into words: single-quoted strings (” is a quote),
 // double-quoted strings (` escapes) and bare words.
 func powershellWords(line string) ([]string, error) {
 	var words []string
