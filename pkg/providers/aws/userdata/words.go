@@ -95,8 +95,8 @@ func indexRune(runes []rune, from int, r rune) int {
 	return -1
 }
 
-// powershellWords splits one PowerShell command line into words: single-quoted strings (” is a quote),
-// double-quoted strings (` escapes) and bare words.
+// powershellWords splits one PowerShell command line into words: single-quoted strings (a doubled single quote
+// is one quote), double-quoted strings (` escapes) and bare words.
 func powershellWords(line string) ([]string, error) {
 	var words []string
 	runes := []rune(line)
