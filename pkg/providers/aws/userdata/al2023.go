@@ -90,7 +90,7 @@ func (o Options) nodeConfig() (nodeConfig, error) {
 	}
 	config.Spec.Kubelet.Config = kubelet
 	if labels := o.labels(); len(labels) > 0 {
-		config.Spec.Kubelet.Flags = []string{"--node-labels=" + joinLabels(labels)}
+		config.Spec.Kubelet.Flags = []string{fmt.Sprintf("--node-labels=%q", joinLabels(labels))}
 	}
 	return config, nil
 }
@@ -259,7 +259,18 @@ func (c nodeConfig) readInto(n *Node) error {
 	}
 	sortTaints(taints)
 	n.Taints = taints
-	return readKubeletArgs(n, c.Spec.Kubelet.Flags)
+	// nodeadm hands the flags to the kubelet's systemd unit, which splits and unquotes them as a shell would.
+	var flags []string
+	for _, flag := range c.Spec.Kubelet.Flags {
+		commands, err := shellCommands(flag)
+		if err != nil {
+			return fmt.Errorf("reading kubelet flag %q, %w", flag, err)
+		}
+		for _, words := range commands {
+			flags = append(flags, words...)
+		}
+	}
+	return readKubeletArgs(n, flags)
 }
 
 // decodeKey decodes config[key], when present, into out.

@@ -25,8 +25,9 @@
 //   - Render returns the plain document; base64 encoding for the launch template is the caller's.
 //   - Labels in restricted domains (kubernetes.io, k8s.io and their subdomains, node-restriction) are
 //     dropped, because the kubelet may not set them itself; Lathe syncs them onto the Node after it
-//     registers. The karpenter.sh/unregistered:NoExecute taint is added when absent. Both are what
-//     upstream's launch template resolver does before it renders user data.
+//     registers. karpenter.sh/do-not-sync-taints=true is added to the labels (the node registers with the
+//     claim's taints itself), and the karpenter.sh/unregistered:NoExecute taint is added when absent. All
+//     three are what upstream's launch template provider and resolver do before they render user data.
 //   - Labels and taints are written sorted, so equal inputs always give byte-equal documents (and equal
 //     launch templates).
 //   - Parse reads only what a node would act on: for AL2023 the NodeConfig parts merged in order (later

@@ -55,7 +55,7 @@ spec:
       maxPods: 50
       shutdownGracePeriod: 30s
     flags:
-    - --node-labels=user=label
+    - --node-labels "user=label"
 `
 
 const userMIME = `MIME-Version: 1.0

@@ -33,15 +33,15 @@ func renderParse(t *testing.T, o Options) Node {
 	return n
 }
 
-// TestRoundTrip: the node reads back the cluster, labels (restricted ones dropped), taints and startup
-// taints (plus the unregistered taint), max pods and cluster DNS it was rendered with.
+// TestRoundTrip: the node reads back the cluster, labels (restricted ones dropped, do-not-sync-taints added),
+// taints and startup taints (plus the unregistered taint), max pods and cluster DNS it was rendered with.
 func TestRoundTrip(t *testing.T) {
 	wantTaints := []corev1.Taint{
 		{Key: "dedicated", Value: "web", Effect: corev1.TaintEffectNoSchedule},
 		{Key: "example.com/startup", Effect: corev1.TaintEffectNoExecute},
 		{Key: "karpenter.sh/unregistered", Effect: corev1.TaintEffectNoExecute},
 	}
-	wantLabels := map[string]string{"karpenter.sh/nodepool": "default", "karpenter.sh/capacity-type": "on-demand", "team": "web"}
+	wantLabels := map[string]string{"karpenter.sh/nodepool": "default", "karpenter.sh/capacity-type": "on-demand", "team": "web", "karpenter.sh/do-not-sync-taints": "true"}
 	for _, family := range bootFamilies {
 		t.Run(family, func(t *testing.T) {
 			o := options(family)
@@ -83,7 +83,8 @@ func TestKubeletOverrides(t *testing.T) {
 	}
 }
 
-// TestNoLabelsOnlyUnregistered: a claim without labels or taints still registers with the unregistered taint,
+// TestNoLabelsOnlyUnregistered: a claim without labels or taints still registers with the unregistered taint
+// (and the do-not-sync-taints label),
 // and it is not doubled when the claim carries it already.
 func TestNoLabelsOnlyUnregistered(t *testing.T) {
 	unregistered := []corev1.Taint{{Key: "karpenter.sh/unregistered", Effect: corev1.TaintEffectNoExecute}}
@@ -93,8 +94,8 @@ func TestNoLabelsOnlyUnregistered(t *testing.T) {
 			o.Labels = nil
 			o.Taints = nil
 			n := renderParse(t, o)
-			if len(n.Labels) != 0 {
-				t.Errorf("labels = %v, want none", n.Labels)
+			if want := map[string]string{"karpenter.sh/do-not-sync-taints": "true"}; !reflect.DeepEqual(n.Labels, want) {
+				t.Errorf("labels = %v, want %v", n.Labels, want)
 			}
 			if !reflect.DeepEqual(n.Taints, unregistered) {
 				t.Errorf("taints = %v, want %v", n.Taints, unregistered)

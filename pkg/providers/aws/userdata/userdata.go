@@ -91,14 +91,17 @@ func Parse(family string, doc string) (Node, error) {
 	return Node{}, fmt.Errorf("parsing user data, unknown AMI family %q", family)
 }
 
-// labels is o.Labels without the labels the kubelet may not set on itself.
+// labels is o.Labels without the labels the kubelet may not set on itself, plus karpenter.sh/do-not-sync-taints
+// (the node registers with the claim's taints itself, so Lathe must not sync them: it would race the startup
+// taints' removal).
 func (o Options) labels() map[string]string {
-	out := make(map[string]string, len(o.Labels))
+	out := make(map[string]string, len(o.Labels)+1)
 	for k, v := range o.Labels {
 		if !restrictedLabel(k) {
 			out[k] = v
 		}
 	}
+	out[karpv1.NodeDoNotSyncTaintsKey] = "true"
 	return out
 }
 
