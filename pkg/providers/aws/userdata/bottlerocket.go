@@ -45,8 +45,33 @@ func renderBottlerocket(o Options) (string, error) {
 	return string(out), nil
 }
 
-// setBottlerocketKubernetes writes Lathe's settings over the user's settings.kubernetes.
+// bottlerocketKubernetesKeys are the settings.kubernetes keys Bottlerocket knows (and upstream keeps).
+var bottlerocketKubernetesKeys = map[string]bool{
+	"api-server": true, "cloud-provider": true, "cluster-certificate": true, "cluster-name": true,
+	"cluster-dns-ip": true, "credential-providers": true, "node-labels": true, "node-taints": true,
+	"max-pods": true, "static-pods": true, "eviction-hard": true, "eviction-soft": true,
+	"eviction-soft-grace-period": true, "eviction-max-pod-grace-period": true, "kube-reserved": true,
+	"system-reserved": true, "allowed-unsafe-sysctls": true, "server-tls-bootstrap": true, "registry-qps": true,
+	"registry-burst": true, "event-qps": true, "event-burst": true, "kube-api-qps": true, "kube-api-burst": true,
+	"container-log-max-size": true, "container-log-max-files": true, "cpu-manager-policy": true,
+	"cpu-manager-policy-options": true, "cpu-manager-reconcile-period": true, "memory-manager-policy": true,
+	"memory-manager-reserved-memory": true, "topology-manager-scope": true, "topology-manager-policy": true,
+	"topology-manager-policy-options": true, "image-gc-high-threshold-percent": true,
+	"image-gc-low-threshold-percent": true, "ids-per-pod": true, "cpu-cfs-quota-enforced": true,
+	"shutdown-grace-period": true, "shutdown-grace-period-for-critical-pods": true, "cluster-domain": true,
+	"seccomp-default": true, "pod-pids-limit": true, "device-ownership-from-security-context": true,
+	"single-process-oom-kill": true, "container-log-max-workers": true, "container-log-monitor-interval": true,
+	"hostname-override-source": true, "log-level": true,
+}
+
+// setBottlerocketKubernetes writes Lathe's settings over the user's settings.kubernetes, dropping keys
+// Bottlerocket does not know (as upstream does, so that the node still boots).
 func (o Options) setBottlerocketKubernetes(k8s map[string]any) error {
+	for key := range k8s {
+		if !bottlerocketKubernetesKeys[key] {
+			delete(k8s, key)
+		}
+	}
 	k8s["cluster-name"] = o.ClusterName
 	k8s["api-server"] = o.ClusterEndpoint
 	delete(k8s, "cluster-certificate")

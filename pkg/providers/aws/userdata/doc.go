@@ -15,7 +15,8 @@
 //   - Bottlerocket: TOML. The class's userData is the base: its settings are kept, except that cluster-name,
 //     api-server and cluster-certificate are always Lathe's, node-taints are replaced by the claim's taints,
 //     node-labels are merged (the claim's win) and every kubelet setting the node class sets (max pods,
-//     cluster DNS, reserved resources, eviction, image GC, CFS quota) overrides the user's.
+//     cluster DNS, reserved resources, eviction, image GC, CFS quota) overrides the user's. Keys under
+//     settings.kubernetes that Bottlerocket does not know are dropped, as upstream drops them.
 //   - Windows2019/2022/2025: a <powershell> block, the class's userData first, then a call to the EKS
 //     bootstrap script Start-EKSBootstrap.ps1 with -KubeletExtraArgs.
 //   - Custom: the class's userData verbatim.

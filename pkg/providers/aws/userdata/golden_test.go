@@ -89,6 +89,7 @@ api-server = 'https://elsewhere.example.com'
 max-pods = 10
 image-gc-high-threshold-percent = '90'
 allowed-unsafe-sysctls = ['net.core.somaxconn']
+unknown-setting = 'dropped'
 
 [settings.kubernetes.node-labels]
 team = 'mobile'

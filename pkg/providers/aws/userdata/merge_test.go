@@ -97,9 +97,9 @@ func TestAL2MergesMIME(t *testing.T) {
 	}
 }
 
-// TestBottlerocketMerges: the class's settings stay (other tables, unknown-to-Lathe kubernetes keys, labels,
+// TestBottlerocketMerges: the class's settings stay (other tables, kubernetes keys Lathe does not set, labels,
 // settings the node class's kubelet does not set) while the cluster, max pods, taints and the claim's
-// labels are Lathe's.
+// labels are Lathe's; kubernetes keys Bottlerocket does not know are dropped, as upstream drops them.
 func TestBottlerocketMerges(t *testing.T) {
 	o := withUserData(awsv1.AMIFamilyBottlerocket, userBottlerocket)
 	doc := render(t, o)
@@ -117,6 +117,9 @@ func TestBottlerocketMerges(t *testing.T) {
 		if taint.Key == "user" {
 			t.Errorf("the class's node-taints were kept: %v", n.Taints)
 		}
+	}
+	if _, ok := n.KubeletConfig["unknown-setting"]; ok {
+		t.Errorf("a settings.kubernetes key Bottlerocket does not know was kept")
 	}
 	if n.KubeletConfig["image-gc-high-threshold-percent"] != "90" {
 		t.Errorf("image-gc-high-threshold-percent = %v, want the class's 90", n.KubeletConfig["image-gc-high-threshold-percent"])
