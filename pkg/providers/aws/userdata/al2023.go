@@ -187,15 +187,27 @@ func mergeNodeConfigs(docs []string) (nodeConfig, error) {
 		if len(c.Spec.Cluster.CertificateAuthority) > 0 {
 			cluster.CertificateAuthority = c.Spec.Cluster.CertificateAuthority
 		}
-		for k, v := range c.Spec.Kubelet.Config {
-			merged.Spec.Kubelet.Config[k] = v
-		}
+		mergeMaps(merged.Spec.Kubelet.Config, c.Spec.Kubelet.Config)
 		merged.Spec.Kubelet.Flags = append(merged.Spec.Kubelet.Flags, c.Spec.Kubelet.Flags...)
 		if c.Spec.Instance != nil {
 			merged.Spec.Instance = c.Spec.Instance
 		}
 	}
 	return merged, nil
+}
+
+// mergeMaps merges src into dst as nodeadm merges inline kubelet configuration: nested mappings key by key,
+// anything else replaced.
+func mergeMaps(dst, src map[string]any) {
+	for k, v := range src {
+		srcMap, srcIsMap := v.(map[string]any)
+		dstMap, dstIsMap := dst[k].(map[string]any)
+		if srcIsMap && dstIsMap {
+			mergeMaps(dstMap, srcMap)
+			continue
+		}
+		dst[k] = v
+	}
 }
 
 func orString(s, otherwise string) string {

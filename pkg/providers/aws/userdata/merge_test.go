@@ -176,3 +176,15 @@ func TestCustomIsVerbatim(t *testing.T) {
 		t.Errorf("Custom PowerShell: %+v %v", n, err)
 	}
 }
+
+// TestAL2023MergesKubeletConfigDeeply: nodeadm merges nested kubelet settings key by key, so the class's
+// kubeReserved memory survives Lathe's kubeReserved cpu.
+func TestAL2023MergesKubeletConfigDeeply(t *testing.T) {
+	o := withUserData(awsv1.AMIFamilyAL2023, "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    config:\n      kubeReserved:\n        memory: 1Gi\n        cpu: 1\n")
+	o.Kubelet = &awsv1.KubeletConfiguration{KubeReserved: map[string]string{"cpu": "200m"}}
+	n := renderParse(t, o)
+	want := map[string]any{"memory": "1Gi", "cpu": "200m"}
+	if got := n.KubeletConfig["kubeReserved"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("kubeReserved = %v, want %v", got, want)
+	}
+}
