@@ -44,10 +44,14 @@ type Node struct {
 	ClusterEndpoint string
 	// ClusterCABundle is base64-encoded PEM, as in Options.
 	ClusterCABundle string
-	ClusterDNS      []string
-	Labels          map[string]string
-	Taints          []corev1.Taint
-	MaxPods         *int32
+	// ClusterDNS is empty when the document leaves it to the node (bootstrap.sh and Bottlerocket then find it
+	// themselves); nodeadm derives it from the service CIDR, which Parse does too.
+	ClusterDNS []string
+	// Labels and Taints are what the kubelet registers the Node with; Taints are sorted.
+	Labels map[string]string
+	Taints []corev1.Taint
+	// MaxPods is nil when the document leaves it to the node (its ENI-based default).
+	MaxPods *int32
 	// KubeletArgs are the kubelet flags the node passes besides labels, taints and max pods (AL2, Windows),
 	// or the kubelet flags of the NodeConfig (AL2023), in order.
 	KubeletArgs []string
