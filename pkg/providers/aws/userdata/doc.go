@@ -35,4 +35,6 @@
 //     parts win, kubelet flags accumulate), for AL2 and Windows the bootstrap call's arguments, for
 //     Bottlerocket settings.kubernetes. For Custom it recognises whichever of those formats the document
 //     is in, and fails when it is none of them (such a node would not join).
+//   - Node.CheckCluster says why a node that read a document would not join a given cluster (another
+//     cluster name, API server or CA), so the fake AWS can refuse to boot such an instance into a Node.
 package userdata
