@@ -135,6 +135,8 @@ func readBootstrapCall(n *Node, args []string) error {
 			n.ClusterCABundle = value
 		case "--dns-cluster-ip":
 			n.ClusterDNS = []string{value}
+		case "--local-disks":
+			n.InstanceStoreRAID0 = value == "raid0"
 		case "--service-ipv4-cidr":
 			serviceCIDR = value
 		case "--kubelet-extra-args":

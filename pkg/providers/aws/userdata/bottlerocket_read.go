@@ -25,7 +25,24 @@ func parseBottlerocket(doc string) (Node, error) {
 	if err != nil {
 		return Node{}, fmt.Errorf("reading Bottlerocket user data, settings.kubernetes.%w", err)
 	}
+	n.InstanceStoreRAID0 = initsEphemeralStorage(settings["bootstrap-commands"])
 	return n, nil
+}
+
+// initsEphemeralStorage says whether a bootstrap command runs "apiclient ephemeral-storage init".
+func initsEphemeralStorage(bootstrapCommands any) bool {
+	commands, _ := bootstrapCommands.(map[string]any)
+	for _, command := range commands {
+		c, _ := command.(map[string]any)
+		lines, _ := c["commands"].([]any)
+		for _, line := range lines {
+			words, _ := line.([]any)
+			if len(words) >= 3 && words[0] == "apiclient" && words[1] == "ephemeral-storage" && words[2] == "init" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func readBottlerocketKubernetes(k8s map[string]any) (Node, error) {

@@ -120,6 +120,7 @@ func (c nodeConfig) validate() error {
 // override its config file.
 func (c nodeConfig) readInto(n *Node) error {
 	n.ClusterName = c.Spec.Cluster.Name
+	n.InstanceStoreRAID0 = c.Spec.Instance != nil && c.Spec.Instance.LocalStorage.Strategy == "RAID0"
 	n.ClusterEndpoint = c.Spec.Cluster.APIServerEndpoint
 	n.ClusterCABundle = base64.StdEncoding.EncodeToString(c.Spec.Cluster.CertificateAuthority)
 	n.KubeletConfig = c.Spec.Kubelet.Config

@@ -2,6 +2,7 @@ package userdata
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -127,5 +128,38 @@ func TestAL2023DNSFromCIDR(t *testing.T) {
 	o.ClusterCIDR = "172.20.0.0/16"
 	if n := renderParse(t, o); !reflect.DeepEqual(n.ClusterDNS, []string{"172.20.0.10"}) {
 		t.Errorf("cluster DNS = %v, want [172.20.0.10]", n.ClusterDNS)
+	}
+}
+
+// TestInstanceStoreRAID0: RAID0 reaches the node for AL2023, AL2 and Bottlerocket, and only when asked for.
+func TestInstanceStoreRAID0(t *testing.T) {
+	for _, family := range []string{awsv1.AMIFamilyAL2023, awsv1.AMIFamilyAL2, awsv1.AMIFamilyBottlerocket} {
+		o := options(family)
+		if n := renderParse(t, o); n.InstanceStoreRAID0 {
+			t.Errorf("%s: RAID0 without an instance store policy", family)
+		}
+		o.InstanceStorePolicy = ptr(awsv1.InstanceStorePolicyRAID0)
+		if n := renderParse(t, o); !n.InstanceStoreRAID0 {
+			t.Errorf("%s: the RAID0 instance store policy did not reach the node", family)
+		}
+	}
+}
+
+// TestIPv6ClusterDNS: an IPv6 cluster DNS makes AL2 bootstrap in the IPv6 family, and every family reads it back.
+func TestIPv6ClusterDNS(t *testing.T) {
+	for _, family := range bootFamilies {
+		o := options(family)
+		o.ClusterDNS = []string{"fd00:10:96::a"}
+		doc := render(t, o)
+		if family == awsv1.AMIFamilyAL2 && !strings.Contains(doc, "--ip-family ipv6") {
+			t.Errorf("AL2 does not bootstrap with --ip-family ipv6:\n%s", doc)
+		}
+		n, err := Parse(family, doc)
+		if err != nil {
+			t.Fatalf("%s: %v", family, err)
+		}
+		if !reflect.DeepEqual(n.ClusterDNS, []string{"fd00:10:96::a"}) {
+			t.Errorf("%s: cluster DNS = %v", family, n.ClusterDNS)
+		}
 	}
 }

@@ -59,6 +59,10 @@ type Node struct {
 	KubeletConfig map[string]any
 	// Scripts are the shell scripts the node runs besides the bootstrap (MIME shell parts, AL2023 and AL2).
 	Scripts []string
+	// InstanceStoreRAID0 says the node joins its local NVMe disks into one RAID-0 array for its ephemeral
+	// storage (AL2023 localStorage strategy RAID0, AL2 --local-disks raid0, a Bottlerocket bootstrap command
+	// running apiclient ephemeral-storage init).
+	InstanceStoreRAID0 bool
 }
 
 // Render writes the user data document of o.Family (plain text, not base64).
