@@ -11,11 +11,12 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
 )
 
-// Methods returns the disruption methods in upstream's order. Static drift is not built: Lathe has no
-// static (replicas) NodePool controller yet, and consolidation and emptiness skip static pools.
+// Methods returns the disruption methods in upstream's order. Consolidation and emptiness skip static
+// pools; their drifted nodes are StaticDrift's.
 func Methods(spotToSpot bool, opts solver.Options) []Method {
 	return []Method{
 		Emptiness{},
+		StaticDrift{},
 		Drift{SolverOptions: opts},
 		NewMultiNodeConsolidation(spotToSpot, opts),
 		NewSingleNodeConsolidation(spotToSpot, opts),
