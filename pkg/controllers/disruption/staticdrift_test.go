@@ -10,7 +10,9 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/state"
 )
 
-func replicas(n int64) func(*v1.NodePool) { return func(p *v1.NodePool) { p.Spec.Replicas = ptr.To(n) } }
+func replicas(n int64) func(*v1.NodePool) {
+	return func(p *v1.NodePool) { p.Spec.Replicas = ptr.To(n) }
+}
 
 func drifted(n *state.StateNode) *state.StateNode {
 	n.NodeClaim.Status.Conditions = append(n.NodeClaim.Status.Conditions, condition(v1.ConditionTypeDrifted))
