@@ -170,7 +170,7 @@ func (c *Controller) decide(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	out, err := Decide(ctx, v, c.methods)
-	c.publish(v, out)
+	c.publish(ctx, v, out)
 	if err != nil {
 		return false, fmt.Errorf("deciding disruption, %w", err)
 	}
@@ -260,7 +260,7 @@ func (c *Controller) view(ctx context.Context) (*View, error) {
 }
 
 // publish emits the pass's events and metrics.
-func (c *Controller) publish(v *View, out Outcome) {
+func (c *Controller) publish(ctx context.Context, v *View, out Outcome) {
 	for _, b := range out.Blocked {
 		c.deps.Recorder.Publish(blockedEvent(b)...)
 	}
@@ -291,6 +291,9 @@ func (c *Controller) publish(v *View, out Outcome) {
 			c.deps.Recorder.Publish(unconsolidatableEvent(r.Candidate, r.Message)...)
 			if t.Method.Reason() == v1.DisruptionReasonUnderutilized {
 				c.metrics.skipped.WithLabelValues(skipKind(r.Message)).Inc()
+				if err := explain(ctx, c.deps.Client, r.Candidate, r.Message); err != nil {
+					log.FromContext(ctx).Error(err, "recording why a node is kept")
+				}
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -360,4 +361,27 @@ func sampleCount(t *testing.T, reg *prometheus.Registry, name string, labels map
 		}
 	}
 	return 0
+}
+
+// Why consolidation keeps a node is also in its NodeClaim's Consolidatable condition message (as in the
+// Unconsolidatable event): a lone c-2 with a pod has nowhere cheaper to go.
+func TestKeptNodeExplainedOnItsClaim(t *testing.T) {
+	h := newHarness(t)
+	createPool(t)
+	createNode(t, "lone", 2, "1")
+	var msg string
+	h.reconcileUntil("the reason in the Consolidatable condition", func(ctx context.Context) (bool, error) {
+		claim := &v1.NodeClaim{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: "lone-claim"}, claim); err != nil {
+			return false, err
+		}
+		if c := meta.FindStatusCondition(claim.Status.Conditions, v1.ConditionTypeConsolidatable); c != nil {
+			msg = c.Message
+		}
+		return msg != "", nil
+	})
+	evs := h.recorder.WithReason(disruption.ReasonUnconsolidatable)
+	if len(evs) == 0 || evs[0].Message != msg || !strings.Contains(msg, "cheaper") {
+		t.Fatalf("condition message %q, events %+v", msg, evs)
+	}
 }
