@@ -169,6 +169,24 @@ func (q *qualityCluster) apply(tb testing.TB, cmd disruption.Command) {
 	q.place(tb, displaced)
 }
 
+// consolidate decides and applies commands until a pass decides nothing (or after most commands), and
+// returns the commands and the nodes they disrupted.
+func (q *qualityCluster) consolidate(tb testing.TB, most int) (commands, disrupted int) {
+	for ; commands < most; commands++ {
+		out, err := disruption.Decide(context.Background(), q.view(), disruption.Methods(false, solver.Options{}))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		d := out.Decided()
+		if d == nil {
+			break
+		}
+		disrupted += len(d.Command.Candidates)
+		q.apply(tb, d.Command)
+	}
+	return commands, disrupted
+}
+
 func (q *qualityCluster) cost() float64 {
 	total := 0.0
 	for _, n := range q.nodes {
@@ -203,19 +221,7 @@ func BenchmarkConsolidationQuality(b *testing.B) {
 				before := q.cost()
 				kept := q.keepEvery(4)
 				scaledDown := q.cost()
-				commands, disrupted := 0, 0
-				for ; commands < 100; commands++ {
-					out, err := disruption.Decide(context.Background(), q.view(), disruption.Methods(false, solver.Options{}))
-					if err != nil {
-						b.Fatal(err)
-					}
-					d := out.Decided()
-					if d == nil {
-						break
-					}
-					disrupted += len(d.Command.Candidates)
-					q.apply(b, d.Command)
-				}
+				commands, disrupted := q.consolidate(b, 100)
 				fresh := &qualityCluster{pool: tutorialPool(), types: its}
 				for _, p := range kept {
 					p.Spec.NodeName = ""
@@ -252,18 +258,7 @@ func BenchmarkConsolidationRounds(b *testing.B) {
 				q := &qualityCluster{pool: p, types: v.InstanceTypes["default"], nodes: v.Snapshot.Nodes}
 				before := q.cost()
 				b.StartTimer()
-				commands := 0
-				for ; commands < 50; commands++ {
-					out, err := disruption.Decide(context.Background(), q.view(), disruption.Methods(false, solver.Options{}))
-					if err != nil {
-						b.Fatal(err)
-					}
-					d := out.Decided()
-					if d == nil {
-						break
-					}
-					q.apply(b, d.Command)
-				}
+				commands, _ := q.consolidate(b, 50)
 				b.ReportMetric(float64(commands), "commands")
 				b.ReportMetric(float64(len(q.nodes)), "nodes-left")
 				b.ReportMetric(before, "$/h-before")
