@@ -89,7 +89,9 @@ func (p *Provider) List(ctx context.Context, terms []awsv1.CapacityReservationSe
 	for _, r := range byID {
 		out = append(out, r)
 	}
-	sort.Slice(out, func(i, j int) bool { return aws.ToString(out[i].CapacityReservationId) < aws.ToString(out[j].CapacityReservationId) })
+	sort.Slice(out, func(i, j int) bool {
+		return aws.ToString(out[i].CapacityReservationId) < aws.ToString(out[j].CapacityReservationId)
+	})
 	return out, nil
 }
 
