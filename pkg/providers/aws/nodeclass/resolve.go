@@ -110,7 +110,7 @@ func describeAMITerms(terms []awsv1.AMISelectorTerm) string {
 			}
 		}
 		if len(t.Tags) > 0 {
-			fields = append(fields, describeTags(t.Tags))
+			fields = append(fields, filters.DescribeTags(t.Tags))
 		}
 		parts = append(parts, strings.Join(fields, " and "))
 	}
@@ -141,8 +141,4 @@ func (c *Controller) resolveCapacityReservations(ctx context.Context, nodeClass 
 	}
 	c.setTrue(nodeClass, awsv1.ConditionTypeCapacityReservationsReady)
 	return requeue, nil
-}
-
-func describeTags(tags map[string]string) string {
-	return filters.DescribeTags(tags)
 }
