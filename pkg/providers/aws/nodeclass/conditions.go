@@ -2,6 +2,7 @@ package nodeclass
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -82,8 +83,8 @@ func (c *Controller) setReady(nodeClass *awsv1.EC2NodeClass) {
 }
 
 // validate sets ValidationSucceeded: it waits (False when a dependent is False, Unknown while one is
-// unknown) until every dependent is True, re-checking every 10 minutes meanwhile.
-func (c *Controller) validate(_ context.Context, nodeClass *awsv1.EC2NodeClass) (time.Duration, error) {
+// unknown) until every dependent is True, then runs the validators; it looks again every 10 minutes.
+func (c *Controller) validate(ctx context.Context, nodeClass *awsv1.EC2NodeClass) (time.Duration, error) {
 	const message = "Awaiting AMI, Instance Profile, Security Group, and Subnet resolution"
 	status := metav1.ConditionTrue
 	for _, t := range c.dependents() {
@@ -99,6 +100,16 @@ func (c *Controller) validate(_ context.Context, nodeClass *awsv1.EC2NodeClass) 
 		c.set(nodeClass, awsv1.ConditionTypeValidationSucceeded, status, ReasonDependenciesNotReady, message)
 		return validationRequeue, nil
 	}
+	for _, check := range c.Validators {
+		reason, failure, err := check(ctx, nodeClass)
+		if err != nil {
+			return 0, fmt.Errorf("validating ec2nodeclass, %w", err)
+		}
+		if reason != "" {
+			c.set(nodeClass, awsv1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, reason, failure)
+			return validationRequeue, nil
+		}
+	}
 	c.setTrue(nodeClass, awsv1.ConditionTypeValidationSucceeded)
-	return 0, nil
+	return validationRequeue, nil
 }

@@ -72,10 +72,18 @@ type Deps struct {
 	// ReservedCapacity is the feature gate: capacity reservations are resolved (and
 	// CapacityReservationsReady counts toward Ready) only when it is on.
 	ReservedCapacity bool
+	// Validators run once every other condition is True (the launch side's dry-run authorization checks);
+	// the first failure sets ValidationSucceeded False.
+	Validators []Validator
 	// Cleanups run in the finalizer after the instance profiles are deleted (the launch side deletes its
 	// launch templates here). An error keeps the finalizer.
 	Cleanups []func(context.Context, *awsv1.EC2NodeClass) error
 }
+
+// Validator checks a node class whose selectors resolved. It returns the condition reason and message of a
+// failure ("CreateFleetAuthCheckFailed", "Controller isn't authorized to call ec2:CreateFleet"), or an empty
+// reason when the class passes; an error means it could not tell. It caches its own answers.
+type Validator func(context.Context, *awsv1.EC2NodeClass) (reason, message string, err error)
 
 // Controller resolves EC2NodeClasses into their status.
 type Controller struct {

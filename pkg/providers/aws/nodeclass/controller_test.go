@@ -1,6 +1,7 @@
 package nodeclass_test
 
 import (
+	"context"
 	"strings"
 	"time"
 
@@ -298,6 +299,30 @@ var _ = Describe("EC2NodeClass resolution", func() {
 		Expect(got.State).To(Equal("expiring"), "a capacity block within 40 minutes of its end")
 		Expect(got.OwnerID).To(Equal(fakeaws.Account))
 		Expect(result.RequeueAfter).To(Equal(30*time.Second), "looked at again when the reservation ends")
+	})
+
+	It("reports a validator's failure in ValidationSucceeded once the selectors resolved", func(ctx SpecContext) {
+		var checked []string
+		f.controller.Validators = []nodeclass.Validator{func(_ context.Context, nc *awsv1.EC2NodeClass) (string, string, error) {
+			checked = append(checked, nc.Name)
+			return "CreateFleetAuthCheckFailed", "Controller isn't authorized to call ec2:CreateFleet", nil
+		}}
+		broken := tutorialClass("unresolved")
+		broken.Spec.SubnetSelectorTerms = []awsv1.SubnetSelectorTerm{{ID: "subnet-0000000000000dead"}}
+		create(ctx, broken)
+		f.reconcile(ctx, "unresolved")
+		Expect(checked).To(BeEmpty(), "validators wait for the selectors")
+
+		create(ctx, tutorialClass("unauthorized"))
+		result, stored := f.reconcile(ctx, "unauthorized")
+		Expect(checked).To(Equal([]string{"unauthorized"}))
+		validation := condition(stored, awsv1.ConditionTypeValidationSucceeded)
+		Expect(validation.Status).To(Equal(metav1.ConditionFalse))
+		Expect(validation.Reason).To(Equal("CreateFleetAuthCheckFailed"))
+		ready := condition(stored, awsv1.ConditionTypeReady)
+		Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+		Expect(ready.Message).To(Equal("ValidationSucceeded=False (Controller isn't authorized to call ec2:CreateFleet)"))
+		Expect(result.RequeueAfter).To(Equal(time.Minute))
 	})
 
 	It("retries throttled calls", func(ctx SpecContext) {
