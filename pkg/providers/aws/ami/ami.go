@@ -68,7 +68,14 @@ type Provider struct {
 	version Version
 	clock   clock.PassiveClock
 	images  *ttlcache.Cache[string, []AMI]
-	params  *ttlcache.Cache[string, string]
+	params  *ttlcache.Cache[string, parameterValue]
+}
+
+// parameterValue is a cached SSM value; a mutable one (an alias's "latest"/"recommended") moves with new
+// releases.
+type parameterValue struct {
+	value   string
+	mutable bool
 }
 
 // NewProvider returns a provider calling the EC2 and SSM APIs, asking version for the cluster's Kubernetes
@@ -77,7 +84,7 @@ func NewProvider(ec2api EC2API, ssmapi SSMAPI, version Version, clk clock.Passiv
 	return &Provider{
 		ec2: ec2api, ssm: ssmapi, version: version, clock: clk,
 		images: ttlcache.New[string, []AMI](clk, ImagesTTL),
-		params: ttlcache.New[string, string](clk, PublicParameterTTL),
+		params: ttlcache.New[string, parameterValue](clk, PublicParameterTTL),
 	}
 }
 
@@ -135,7 +142,7 @@ func (p *Provider) queries(ctx context.Context, nodeClass *awsv1.EC2NodeClass) (
 		case t.ID != "":
 			ids = append(ids, t.ID)
 		case t.SSMParameter != "":
-			id, err := p.parameter(ctx, t.SSMParameter, CustomParameterTTL)
+			id, err := p.parameter(ctx, t.SSMParameter, CustomParameterTTL, false)
 			if isParameterNotFound(err) || (err == nil && !strings.HasPrefix(id, "ami-")) {
 				continue
 			}
@@ -175,7 +182,7 @@ func (p *Provider) aliasQuery(ctx context.Context, alias Alias) (query, error) {
 	q := query{Known: map[string][][]corev1.NodeSelectorRequirement{}}
 	var ids []string
 	for _, param := range params {
-		id, err := p.parameter(ctx, param.path, PublicParameterTTL)
+		id, err := p.parameter(ctx, param.path, PublicParameterTTL, alias.Version == Latest)
 		if isParameterNotFound(err) {
 			continue
 		}
@@ -195,16 +202,16 @@ func (p *Provider) aliasQuery(ctx context.Context, alias Alias) (query, error) {
 	return q, nil
 }
 
-func (p *Provider) parameter(ctx context.Context, name string, ttl time.Duration) (string, error) {
+func (p *Provider) parameter(ctx context.Context, name string, ttl time.Duration, mutable bool) (string, error) {
 	if v, ok := p.params.Get(name); ok {
-		return v, nil
+		return v.value, nil
 	}
 	out, err := p.ssm.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name)})
 	if err != nil {
 		return "", fmt.Errorf("getting ssm parameter %s, %w", name, err)
 	}
 	v := aws.ToString(out.Parameter.Value)
-	p.params.SetFor(name, v, ttl)
+	p.params.SetFor(name, parameterValue{value: v, mutable: mutable}, ttl)
 	return v, nil
 }
 

@@ -97,3 +97,39 @@ func TestParametersAreCachedForTheirLifetime(t *testing.T) {
 		t.Fatal("after 24 h the new recommended image is resolved")
 	}
 }
+
+func TestDeprecatedLatestParametersAreInvalidated(t *testing.T) {
+	r := fakeaws.New(fakeaws.Options{}).Start()
+	defer r.Close()
+	clk := clocktesting.NewFakeClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	cfg := r.AWSConfig()
+	p := NewProvider(ec2.NewFromConfig(cfg), ssm.NewFromConfig(cfg), func(context.Context) (string, error) { return "1.37", nil }, clk)
+	ctx := context.Background()
+	latest := &awsv1.EC2NodeClass{Spec: awsv1.EC2NodeClassSpec{AMISelectorTerms: []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}}}}
+	pinned := &awsv1.EC2NodeClass{Spec: awsv1.EC2NodeClassSpec{AMISelectorTerms: []awsv1.AMISelectorTerm{{Alias: "al2023@v20251120"}}}}
+	for _, nc := range []*awsv1.EC2NodeClass{latest, pinned} {
+		if _, err := p.List(ctx, nc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := "/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/x86_64/standard/recommended/image_id"
+	id, _ := r.Parameter(path)
+	if err := p.InvalidateDeprecated(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.params.Get(path); !ok {
+		t.Fatal("a parameter whose image is not deprecated stays cached")
+	}
+	past := clk.Now().Add(-time.Hour)
+	r.SetImageDeprecation(id, &past)
+	if err := p.InvalidateDeprecated(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.params.Get(path); ok {
+		t.Fatal("the recommended parameter of a deprecated image is forgotten")
+	}
+	pinnedPath := "/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/x86_64/standard/amazon-eks-node-al2023-x86_64-standard-1.37-v20251120/image_id"
+	if _, ok := p.params.Get(pinnedPath); !ok {
+		t.Fatal("a pinned release's parameter never moves, so it stays cached")
+	}
+}

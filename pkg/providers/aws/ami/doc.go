@@ -8,5 +8,7 @@
 // and "amazon" unless it names an owner). For every requirement set (architecture plus variant) the newest
 // non-deprecated image wins; a deprecated one only when nothing else serves it.
 //
-// SSM values are cached for 24 hours (5 minutes for a term's own ssmParameter), resolved images for a minute.
+// SSM values are cached for 24 hours (5 minutes for a term's own ssmParameter), resolved images for a minute;
+// InvalidationController forgets, every 30 minutes, the cached "latest"/"recommended" values whose image has
+// become deprecated.
 package ami

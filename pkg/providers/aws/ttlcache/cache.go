@@ -63,3 +63,17 @@ func (c *Cache[K, V]) Delete(key K) {
 	defer c.mu.Unlock()
 	delete(c.entries, key)
 }
+
+// Entries returns the fresh entries.
+func (c *Cache[K, V]) Entries() map[K]V {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.clock.Now()
+	out := make(map[K]V, len(c.entries))
+	for k, e := range c.entries {
+		if now.Before(e.expires) {
+			out[k] = e.value
+		}
+	}
+	return out
+}

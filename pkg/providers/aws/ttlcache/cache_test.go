@@ -23,6 +23,9 @@ func TestEntriesExpireOnTheClock(t *testing.T) {
 	if v, ok := c.Get("b"); !ok || v != 2 {
 		t.Fatalf("b = %d, %v within its own TTL", v, ok)
 	}
+	if got := c.Entries(); len(got) != 1 || got["b"] != 2 {
+		t.Fatalf("Entries = %v, want only b", got)
+	}
 	c.Delete("b")
 	if _, ok := c.Get("b"); ok {
 		t.Fatal("b is still there after Delete")
