@@ -119,6 +119,19 @@ func (s *Server) SubnetByID(id string) (Subnet, bool) {
 	return out, ok
 }
 
+// AdjustSubnetIPs changes a subnet's free IP count by delta (negative when instances take addresses),
+// never below zero, and returns the new count.
+func (s *Server) AdjustSubnetIPs(id string, delta int) int {
+	var n int
+	s.withState(func(st *state) {
+		if sub, ok := st.network.subnets[id]; ok {
+			sub.AvailableIPs = max(sub.AvailableIPs+delta, 0)
+			n = sub.AvailableIPs
+		}
+	})
+	return n
+}
+
 // SetSubnetTags replaces a subnet's tags (so tests can make a selector stop or start matching).
 func (s *Server) SetSubnetTags(id string, tags map[string]string) {
 	s.withState(func(st *state) {

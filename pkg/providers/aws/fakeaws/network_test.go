@@ -73,6 +73,13 @@ func TestDescribeSubnetsThroughTheSDK(t *testing.T) {
 	if n != 4 {
 		t.Fatalf("paginated subnets = %d, want 4", n)
 	}
+	if n := r.AdjustSubnetIPs(net.SubnetIDs[0], -91); n != 4000 {
+		t.Fatalf("free IPs after taking 91 = %d", n)
+	}
+	byID, err := client.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{SubnetIds: []string{net.SubnetIDs[0]}})
+	if err != nil || len(byID.Subnets) != 1 || aws.ToInt32(byID.Subnets[0].AvailableIpAddressCount) != 4000 {
+		t.Fatalf("by id: %+v, %v", byID, err)
+	}
 	_, err = client.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{SubnetIds: []string{"subnet-0000000000000dead"}})
 	wantCode(t, "ec2", err, "InvalidSubnetID.NotFound")
 }
