@@ -156,7 +156,7 @@ type gpuDevice struct {
 }
 
 type inferenceAcceleratorInfo struct {
-	Accelerators []inferenceDevice `xml:"accelerators>item"`
+	Accelerators []inferenceDevice `xml:"accelerators>member"` // EC2 writes this one list with <member>
 }
 
 type inferenceDevice struct {

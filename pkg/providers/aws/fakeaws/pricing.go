@@ -98,6 +98,23 @@ func (s *Server) SetSpotPrice(instanceType, zone string, price float64) {
 	})
 }
 
+// SetOnDemandPrice changes the on-demand price the Pricing API lists for the type (Linux; Windows costs half
+// as much again).
+func (s *Server) SetOnDemandPrice(instanceType string, price float64) {
+	s.withState(func(st *state) {
+		for i := range st.pricing.products {
+			p := &st.pricing.products[i]
+			if p.instanceType != instanceType {
+				continue
+			}
+			p.price = price
+			if p.operatingSystem == "Windows" {
+				p.price = price * 1.5
+			}
+		}
+	})
+}
+
 // spotProductDescription is the only product description the fake's spot history has.
 const spotProductDescription = "Linux/UNIX"
 
