@@ -11,6 +11,8 @@ import (
 // offered: by default every type in every zone of the fake.
 type instanceTypeState struct {
 	types []catalog.Shape // sorted by name
+	// infos are the types as DescribeInstanceTypes describes them, in the same order.
+	infos []instanceTypeInfo
 	// withdrawn are the offerings RemoveOffering took away: instance type → zone.
 	withdrawn map[string]map[string]bool
 }
@@ -22,7 +24,12 @@ func init() {
 }
 
 func seedInstanceTypes(s *Server) {
-	s.state.instanceTypes = instanceTypeState{types: catalog.EC2Shapes(), withdrawn: map[string]map[string]bool{}}
+	st := instanceTypeState{types: catalog.EC2Shapes(), withdrawn: map[string]map[string]bool{}}
+	st.infos = make([]instanceTypeInfo, len(st.types))
+	for i := range st.types {
+		st.infos[i] = instanceTypeInfoOf(&st.types[i])
+	}
+	s.state.instanceTypes = st
 }
 
 // RemoveOffering stops offering the instance type in the zone (DescribeInstanceTypeOfferings no longer lists
@@ -192,15 +199,15 @@ func (s *Server) describeInstanceTypes(q query) (any, error) {
 	filters := filtersOf(q)
 	var matched []instanceTypeInfo
 	s.withState(func(st *state) {
-		for i := range st.instanceTypes.types {
-			info := instanceTypeInfoOf(&st.instanceTypes.types[i])
+		for i := range st.instanceTypes.infos {
+			info := &st.instanceTypes.infos[i]
 			if len(names) > 0 && !anyMatch(names, []string{info.InstanceType}) {
 				continue
 			}
 			if !matchFilters(filters, nil, info.field) {
 				continue
 			}
-			matched = append(matched, info)
+			matched = append(matched, *info)
 		}
 	})
 	if max, err := q.Int("MaxResults", describeInstanceTypesMax); err != nil {

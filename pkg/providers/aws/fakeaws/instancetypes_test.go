@@ -147,3 +147,51 @@ func TestDescribeInstanceTypeOfferingsPerZoneAndRemoval(t *testing.T) {
 		t.Fatalf("m5.large offered in %v after restoring", got)
 	}
 }
+
+func TestSmallPagesListEveryTypeOnce(t *testing.T) {
+	r := start(t)
+	client := ec2.NewFromConfig(r.AWSConfig())
+	filter := []ec2types.Filter{{Name: aws.String("instance-type"), Values: []string{"m5.*"}}}
+	var types, offerings []string
+	pages := 0
+	for p := ec2.NewDescribeInstanceTypesPaginator(client, &ec2.DescribeInstanceTypesInput{Filters: filter, MaxResults: aws.Int32(5)}); p.HasMorePages(); {
+		out, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		for _, it := range out.InstanceTypes {
+			types = append(types, string(it.InstanceType))
+		}
+	}
+	for p := ec2.NewDescribeInstanceTypeOfferingsPaginator(client, &ec2.DescribeInstanceTypeOfferingsInput{
+		LocationType: ec2types.LocationTypeAvailabilityZone, Filters: filter, MaxResults: aws.Int32(7),
+	}); p.HasMorePages(); {
+		out, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range out.InstanceTypeOfferings {
+			offerings = append(offerings, string(o.InstanceType)+"/"+aws.ToString(o.Location))
+		}
+	}
+	var want []string
+	for _, s := range catalog.EC2Shapes() {
+		if len(s.Name) > 3 && s.Name[:3] == "m5." {
+			want = append(want, s.Name)
+		}
+	}
+	if len(types) != len(want) || pages != (len(want)+4)/5 {
+		t.Fatalf("%d m5 types in %d pages, want %d in %d", len(types), pages, len(want), (len(want)+4)/5)
+	}
+	seen := map[string]bool{}
+	for _, o := range offerings {
+		if seen[o] {
+			t.Fatalf("offering %s listed twice", o)
+		}
+		seen[o] = true
+	}
+	if len(offerings) != 3*len(want) {
+		t.Fatalf("%d offerings, want %d", len(offerings), 3*len(want))
+	}
+}
