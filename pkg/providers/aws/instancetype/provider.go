@@ -46,6 +46,7 @@ const (
 
 // Options configure a Provider.
 type Options struct {
+	// EC2 and Prices are required.
 	EC2    EC2API
 	Prices Prices
 	// Region the types are listed in (the topology.kubernetes.io/region label).
@@ -100,7 +101,8 @@ func New(opts Options) *Provider {
 
 // List returns the instance types nodes launched from the node class would have, each with an offering per
 // zone that offers it and capacity type, priced and marked available or not. Types no zone offers are
-// left out.
+// left out. The types share capacity, overhead and requirements with the provider's cache: callers must not
+// modify them (each List gives new offerings).
 func (p *Provider) List(ctx context.Context, nodeClass *awsv1.EC2NodeClass) (cloudprovider.InstanceTypes, error) {
 	if err := p.ensureLoaded(ctx); err != nil {
 		return nil, err

@@ -180,3 +180,30 @@ func TestNodeClassAndReservedENIs(t *testing.T) {
 		t.Fatalf("m5.large pods %d with maxPods 110", pods)
 	}
 }
+
+// Start refreshes the offerings once the refresh interval has passed on the injected clock.
+func TestStartRefreshesOfferings(t *testing.T) {
+	e := setup(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- e.types.Start(ctx) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, func() bool { return e.clock.HasWaiters() })
+	e.fake.RemoveOffering("c5.large", "us-east-1c")
+	e.clock.Step(instancetype.RefreshInterval)
+	waitFor(t, func() bool {
+		return len(byName(e.list(t, nil), "c5.large").Offerings) == 4
+	})
+}
+
+// waitFor polls cond (the refresher runs in its own goroutine).
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
