@@ -38,7 +38,7 @@ func TestDescribeInstanceTypesPagesThroughTheCatalog(t *testing.T) {
 func TestDescribeInstanceTypesCarriesWhatKarpenterReads(t *testing.T) {
 	r := start(t)
 	out, err := ec2.NewFromConfig(r.AWSConfig()).DescribeInstanceTypes(context.Background(), &ec2.DescribeInstanceTypesInput{
-		InstanceTypes: []ec2types.InstanceType{"p4d.24xlarge", "inf2.xlarge", "m5.large", "a1.metal"},
+		InstanceTypes: []ec2types.InstanceType{"p4d.24xlarge", "inf2.xlarge", "m5.large", "a1.metal", "dl2q.24xlarge"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -47,8 +47,8 @@ func TestDescribeInstanceTypesCarriesWhatKarpenterReads(t *testing.T) {
 	for _, it := range out.InstanceTypes {
 		byName[string(it.InstanceType)] = it
 	}
-	if len(byName) != 4 {
-		t.Fatalf("got %d types, want 4", len(byName))
+	if len(byName) != 5 {
+		t.Fatalf("got %d types, want 5", len(byName))
 	}
 	m5 := byName["m5.large"]
 	if aws.ToInt32(m5.VCpuInfo.DefaultVCpus) != 2 || aws.ToInt64(m5.MemoryInfo.SizeInMiB) != 8192 || m5.Hypervisor != "nitro" ||
@@ -80,6 +80,10 @@ func TestDescribeInstanceTypesCarriesWhatKarpenterReads(t *testing.T) {
 	if ni := inf2.NeuronInfo; ni == nil || aws.ToString(ni.NeuronDevices[0].Name) != "Inferentia2" || aws.ToInt32(ni.NeuronDevices[0].Count) != 1 ||
 		aws.ToInt32(ni.NeuronDevices[0].CoreInfo.Count) != 2 {
 		t.Errorf("inf2.xlarge neuron = %+v", inf2.NeuronInfo)
+	}
+	if a := byName["dl2q.24xlarge"].InferenceAcceleratorInfo; a == nil || len(a.Accelerators) != 1 || aws.ToString(a.Accelerators[0].Name) != "Qualcomm Ai100" ||
+		aws.ToString(a.Accelerators[0].Manufacturer) != "Qualcomm" || aws.ToInt32(a.Accelerators[0].Count) != 8 {
+		t.Errorf("dl2q.24xlarge inference accelerators = %+v", a)
 	}
 	if metal := byName["a1.metal"]; !aws.ToBool(metal.BareMetal) || metal.Hypervisor != "" {
 		t.Errorf("a1.metal = bare metal %v, hypervisor %q", aws.ToBool(metal.BareMetal), metal.Hypervisor)

@@ -100,7 +100,7 @@ func New(opts Options) *Provider {
 }
 
 // List returns the instance types nodes launched from the node class would have, each with an offering per
-// zone that offers it and capacity type, priced and marked available or not. Types no zone offers are
+// zone that offers it (and that one of the node class's resolved subnets is in) and capacity type, priced and marked available or not. Types no zone offers are
 // left out. The types share capacity, overhead and requirements with the provider's cache: callers must not
 // modify them (each List gives new offerings).
 func (p *Provider) List(ctx context.Context, nodeClass *awsv1.EC2NodeClass) (cloudprovider.InstanceTypes, error) {
@@ -156,9 +156,13 @@ func (p *Provider) shaped(nodeClass *awsv1.EC2NodeClass) (cloudprovider.Instance
 	if ok && now.Sub(cached.at) < ListTTL {
 		return cached.its, nil
 	}
+	subnetZones := subnetZonesOf(nodeClass)
 	base := make(cloudprovider.InstanceTypes, 0, len(shapes))
 	for i := range shapes {
 		offered := zones[shapes[i].Name]
+		if subnetZones != nil {
+			offered = slices.DeleteFunc(slices.Clone(offered), func(z string) bool { return !subnetZones[z] })
+		}
 		if len(offered) == 0 {
 			continue
 		}
@@ -182,6 +186,19 @@ func (p *Provider) shaped(nodeClass *awsv1.EC2NodeClass) (cloudprovider.Instance
 	return its, nil
 }
 
+// subnetZonesOf are the zones of the node class's resolved subnets, where its nodes can launch; nil (no
+// restriction) while the status lists none.
+func subnetZonesOf(nodeClass *awsv1.EC2NodeClass) map[string]bool {
+	if nodeClass == nil || len(nodeClass.Status.Subnets) == 0 {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, s := range nodeClass.Status.Subnets {
+		out[s.Zone] = true
+	}
+	return out
+}
+
 // cacheKey identifies what a shaped list depends on: the facts and offerings (by generation) and the parts
 // of the node class that shape capacity and overhead.
 func (p *Provider) cacheKey(nodeClass *awsv1.EC2NodeClass) (string, error) {
@@ -189,11 +206,13 @@ func (p *Provider) cacheKey(nodeClass *awsv1.EC2NodeClass) (string, error) {
 		Family  string
 		Kubelet *awsv1.KubeletConfiguration
 		Devices []*awsv1.BlockDeviceMapping
+		Zones   map[string]bool
 	}
 	if nodeClass != nil {
 		inputs.Family = nodeClass.AMIFamily()
 		inputs.Kubelet = nodeClass.Spec.Kubelet
 		inputs.Devices = nodeClass.Spec.BlockDeviceMappings
+		inputs.Zones = subnetZonesOf(nodeClass)
 	}
 	b, err := json.Marshal(inputs)
 	if err != nil {

@@ -207,3 +207,22 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Offerings are limited to the zones of the node class's resolved subnets, as upstream intersects them.
+func TestOfferingsOnlyInTheNodeClassSubnetZones(t *testing.T) {
+	e := setup(t, nil)
+	nc := al2023(nil)
+	nc.Status.Subnets = []awsv1.Subnet{{ID: "subnet-a", Zone: "us-east-1a"}, {ID: "subnet-c", Zone: "us-east-1c"}}
+	m5 := byName(e.list(t, nc), "m5.large")
+	for _, o := range m5.Offerings {
+		if o.Zone == "us-east-1b" {
+			t.Fatalf("offering in us-east-1b, where the node class has no subnet")
+		}
+	}
+	if len(m5.Offerings) != 4 {
+		t.Fatalf("%d offerings, want 2 zones × 2 capacity types", len(m5.Offerings))
+	}
+	if all := byName(e.list(t, al2023(nil)), "m5.large"); len(all.Offerings) != 6 {
+		t.Fatalf("without resolved subnets %d offerings, want 6", len(all.Offerings))
+	}
+}
