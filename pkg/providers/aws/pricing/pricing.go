@@ -28,15 +28,23 @@ type API interface {
 	GetProducts(context.Context, *pricing.GetProductsInput, ...func(*pricing.Options)) (*pricing.GetProductsOutput, error)
 }
 
-// NewAPI returns a Pricing API client for cfg. The API has endpoints in a few regions only: us-east-1 serves
-// the aws partition and cn-northwest-1 the China one (an endpoint set in cfg, as for the fake, wins).
+// NewAPI returns a Pricing API client for cfg. The API has endpoints in a few regions only, so the client
+// uses the nearest (ap-south-1 for ap-*, eu-central-1 for eu-*, cn-northwest-1 for China, else us-east-1),
+// as Karpenter's AWS provider does; an endpoint set in cfg, as for the fake, wins.
 func NewAPI(cfg aws.Config) *pricing.Client {
-	return pricing.NewFromConfig(cfg, func(o *pricing.Options) {
-		o.Region = "us-east-1"
-		if strings.HasPrefix(cfg.Region, "cn-") {
-			o.Region = "cn-northwest-1"
-		}
-	})
+	return pricing.NewFromConfig(cfg, func(o *pricing.Options) { o.Region = endpointRegion(cfg.Region) })
+}
+
+func endpointRegion(region string) string {
+	switch {
+	case strings.HasPrefix(region, "ap-"):
+		return "ap-south-1"
+	case strings.HasPrefix(region, "eu-"):
+		return "eu-central-1"
+	case strings.HasPrefix(region, "cn-"):
+		return "cn-northwest-1"
+	}
+	return "us-east-1"
 }
 
 // Refresh timing: prices are refreshed every RefreshInterval (Karpenter's AWS provider refreshes both kinds
@@ -66,7 +74,8 @@ type Provider struct {
 	update sync.Mutex
 
 	mu sync.RWMutex
-	// onDemand and spot are the prices the APIs gave (type → price; type → zone → price).
+	// onDemand and spot are the prices the APIs gave (type → price; type → zone → price); a refresh adds to
+	// and updates them, so a type a later answer lacks keeps its last price.
 	onDemand map[string]float64
 	spot     map[string]map[string]float64
 	// embedded are the catalog's on-demand prices of the region (empty when it has none).
@@ -127,9 +136,17 @@ func (p *Provider) Update(ctx context.Context) error {
 	defer p.update.Unlock()
 	now := p.opts.Clock.Now()
 	var errs []error
-	if !now.Before(p.due(&p.onDemandDue)) {
+	// The Pricing API does not serve GovCloud: there the embedded on-demand prices stay, as upstream.
+	if !now.Before(p.due(&p.onDemandDue)) && !strings.HasPrefix(p.opts.Region, "us-gov-") {
 		prices, err := p.fetchOnDemand(ctx)
-		p.settle(&p.onDemandDue, err, func() { p.onDemand = prices })
+		p.settle(&p.onDemandDue, err, func() {
+			if p.onDemand == nil {
+				p.onDemand = map[string]float64{}
+			}
+			for it, price := range prices {
+				p.onDemand[it] = price
+			}
+		})
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -231,6 +248,9 @@ func (p *Provider) fetchOnDemand(ctx context.Context) (map[string]float64, error
 	metal, err := p.products(ctx, term("tenancy", "Dedicated"), term("productFamily", "Compute Instance (bare metal)"))
 	if err != nil {
 		return nil, err
+	}
+	if len(shared) == 0 || len(metal) == 0 {
+		return nil, fmt.Errorf("getting on-demand prices, the price list has none for %s", p.opts.Region)
 	}
 	for it, price := range metal {
 		if strings.Contains(it, ".metal") {

@@ -168,3 +168,28 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// GovCloud has no Pricing API: on-demand prices stay the embedded ones, spot prices still come from EC2.
+func TestGovCloudSkipsThePricingAPI(t *testing.T) {
+	clk := clocktesting.NewFakeClock(start)
+	r := fakeaws.New(fakeaws.Options{Region: "us-gov-west-1", Clock: clk}).Start()
+	t.Cleanup(r.Close)
+	cfg := r.AWSConfig()
+	p := pricing.New(pricing.Options{EC2: ec2.NewFromConfig(cfg), Pricing: pricing.NewAPI(cfg), Region: "us-gov-west-1", Clock: clk})
+	if err := p.Update(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.Faults().Calls("pricing", "GetProducts"); n != 0 {
+		t.Fatalf("%d GetProducts calls in GovCloud", n)
+	}
+	if n := r.Faults().Calls("ec2", "DescribeSpotPriceHistory"); n == 0 {
+		t.Fatal("no spot price calls")
+	}
+	gov, err := catalog.OnDemandPrices("us-gov-west-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := p.OnDemandPrice("m5.large"); !ok || got != gov["m5.large"] {
+		t.Fatalf("m5.large = %v, want the embedded GovCloud price %v", got, gov["m5.large"])
+	}
+}
