@@ -199,7 +199,7 @@ func TestStartRefreshesOfferings(t *testing.T) {
 // waitFor polls cond (the refresher runs in its own goroutine).
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatal("condition not met")
