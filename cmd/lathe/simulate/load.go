@@ -80,29 +80,37 @@ func (o *objects) read(r io.Reader, source string) error {
 	return nil
 }
 
-// decodeDocuments decodes consecutive documents into decoded, and their errors into errs: converted to JSON
+// decodeDocuments decodes consecutive documents into decoded, and their errors into errs. Documents in plain
+// block style are converted to JSON without a YAML parser (blockYAMLToJSON); the others are converted
 // together when they can be, else one by one.
 func decodeDocuments(docs [][]byte, decoded [][]any, errs []error) {
-	var nonEmpty [][]byte
+	data, kinds := make([][]byte, len(docs)), make([]string, len(docs))
+	var rest [][]byte
 	var at []int
 	for i, raw := range docs {
-		if len(bytes.TrimSpace(raw)) > 0 {
-			nonEmpty, at = append(nonEmpty, raw), append(at, i)
+		if len(bytes.TrimSpace(raw)) == 0 {
+			continue
+		}
+		var ok bool
+		if data[i], kinds[i], ok = blockYAMLToJSON(raw); !ok {
+			rest, at = append(rest, raw), append(at, i)
 		}
 	}
-	data, kinds, ok := yamlDocumentsToJSON(nonEmpty)
-	if !ok {
-		for i, raw := range docs {
-			decoded[i], errs[i] = decodeDocument(raw)
-		}
-		return
-	}
+	restData, restKinds, ok := yamlDocumentsToJSON(rest)
 	for j, i := range at {
+		if !ok {
+			decoded[i], errs[i] = decodeDocument(docs[i])
+			continue
+		}
+		data[i], kinds[i] = restData[j], restKinds[j]
+	}
+	for i := range docs {
 		switch {
-		case kinds[j] != "":
-			decoded[i], errs[i] = decodeJSONOfKind(data[j], kinds[j])
-		case string(data[j]) != "null":
-			decoded[i], errs[i] = decodeJSON(data[j])
+		case data[i] == nil:
+		case kinds[i] != "":
+			decoded[i], errs[i] = decodeJSONOfKind(data[i], kinds[i])
+		case string(data[i]) != "null":
+			decoded[i], errs[i] = decodeJSON(data[i])
 		}
 	}
 }
