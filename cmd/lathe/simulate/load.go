@@ -44,17 +44,16 @@ type typeMeta struct {
 // converted and decoded in parallel (YAML decoding is most of the cost of reading thousands of pods), and
 // added in order.
 func (o *objects) read(r io.Reader, source string) error {
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(r))
-	var docs [][]byte
-	for doc := 1; ; doc++ {
-		raw, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("reading %s document %d, %w", source, doc, err)
-		}
-		docs = append(docs, raw)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return fmt.Errorf("reading %s, %w", source, err)
+	}
+	docs, ok, err := splitDocuments(data)
+	if !ok {
+		docs, err = readDocuments(bytes.NewReader(data))
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s document %d, %w", source, len(docs)+1, err)
 	}
 	decoded := make([][]any, len(docs))
 	errs := make([]error, len(docs))
@@ -78,6 +77,21 @@ func (o *objects) read(r io.Reader, source string) error {
 		}
 	}
 	return nil
+}
+
+// readDocuments splits a stream with YAMLReader; on error, docs are the documents before the one at fault.
+func readDocuments(r io.Reader) (docs [][]byte, err error) {
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(r))
+	for {
+		raw, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return docs, err
+		}
+		docs = append(docs, raw)
+	}
 }
 
 // decodeDocuments decodes consecutive documents into decoded, and their errors into errs. Documents in plain
