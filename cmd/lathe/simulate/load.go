@@ -80,8 +80,9 @@ func (o *objects) read(r io.Reader, source string) error {
 }
 
 // readDocuments splits a stream with YAMLReader; on error, docs are the documents before the one at fault.
-func readDocuments(r io.Reader) (docs [][]byte, err error) {
+func readDocuments(r io.Reader) ([][]byte, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(r))
+	var docs [][]byte
 	for {
 		raw, err := reader.Read()
 		if errors.Is(err, io.EOF) {
