@@ -81,12 +81,13 @@ func simulate(ctx context.Context, v *View, opts solver.Options, candidates []*C
 	// pending ones.
 	var draining []*corev1.Pod
 	in.Nodes, in.InFlight, draining = provisioning.ExistingCapacity(&rest)
-	in.Pods = append(podsOf(candidates), unplaced(v, draining)...)
+	others := unplaced(v, draining)
+	in.Pods = append(podsOf(candidates), others...)
 	plan, err := solver.Solve(ctx, in, opts)
 	if err != nil {
 		return nil, fmt.Errorf("simulating the removal of %d nodes, %w", len(candidates), err)
 	}
-	return onlyFor(plan, candidates), nil
+	return onlyFor(plan, candidates, len(others) > 0), nil
 }
 
 // podsOf lists the candidates' reschedulable pods.
@@ -104,8 +105,11 @@ func unplaced(v *View, draining []*corev1.Pod) []*corev1.Pod {
 }
 
 // onlyFor cuts a plan to the candidates' pods: the new claims holding at least one of them (and their
-// price) and the candidates' pods that found no place.
-func onlyFor(plan *solver.Plan, candidates []*Candidate) *solver.Plan {
+// price) and the candidates' pods that found no place. A plan with no other pods is already that.
+func onlyFor(plan *solver.Plan, candidates []*Candidate, others bool) *solver.Plan {
+	if !others {
+		return plan
+	}
 	mine := map[solver.PodRef]bool{}
 	for _, p := range podsOf(candidates) {
 		mine[solver.PodRef{Namespace: p.Namespace, Name: p.Name}] = true
@@ -169,11 +173,12 @@ func (s *simulator) simulate(ctx context.Context, candidates []*Candidate) (*sol
 	for i, c := range candidates {
 		names[i] = c.Name()
 	}
-	plan, err := s.base.Solve(ctx, names, append(podsOf(candidates), unplaced(s.v, s.draining)...))
+	others := unplaced(s.v, s.draining)
+	plan, err := s.base.Solve(ctx, names, append(podsOf(candidates), others...))
 	if err != nil {
 		return nil, fmt.Errorf("simulating the removal of %d nodes, %w", len(candidates), err)
 	}
-	return onlyFor(plan, candidates), nil
+	return onlyFor(plan, candidates, len(others) > 0), nil
 }
 
 // evaluate turns a simulation into a command for the candidates, or explains why there is none: every
