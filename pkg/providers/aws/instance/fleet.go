@@ -81,7 +81,7 @@ func (p *Provider) execFleet(ctx context.Context, reqs []*launchRequest) {
 		if len(reqs) > 1 {
 			p.tagNodeClaim(ctx, in, r.req.NodeClaimName)
 		}
-		r.done <- launchResult{instance: in}
+		r.done <- launchResult{instance: in, errors: out.Errors}
 	}
 }
 

@@ -147,10 +147,11 @@ func (p *Provider) Create(ctx context.Context, req Request) (*Instance, error) {
 		if res.err != nil {
 			return nil, res.err
 		}
+		marked := p.markUnavailable(req.CapacityType, res.errors)
 		if res.instance != nil {
 			return res.instance, nil
 		}
-		if !p.markUnavailable(req.CapacityType, res.errors) {
+		if !marked {
 			return nil, fmt.Errorf("launching an instance for nodeclaim %q, %s", req.NodeClaimName, describeErrors(res.errors))
 		}
 	}
