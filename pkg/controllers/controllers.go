@@ -30,6 +30,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
 	"github.com/lathe-autoscaler/lathe/pkg/events"
 	"github.com/lathe-autoscaler/lathe/pkg/operator/options"
+	awsprovider "github.com/lathe-autoscaler/lathe/pkg/providers/aws"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/sim"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
@@ -53,7 +54,7 @@ type controller interface {
 // Register builds the cloud provider named by the options and registers every controller with the manager.
 func Register(ctx context.Context, deps Deps) error {
 	mgr := deps.Manager
-	cloud, providerControllers, err := newCloudProvider(deps)
+	cloud, providerControllers, err := newCloudProvider(ctx, deps)
 	if err != nil {
 		return err
 	}
@@ -131,7 +132,7 @@ func forcefulDisruption(deps Deps, cloud cloudprovider.CloudProvider, recorder e
 }
 
 // newCloudProvider builds the provider CLOUD_PROVIDER names, with the controllers that come with it.
-func newCloudProvider(deps Deps) (cloudprovider.CloudProvider, []controller, error) {
+func newCloudProvider(ctx context.Context, deps Deps) (cloudprovider.CloudProvider, []controller, error) {
 	switch deps.Options.CloudProvider {
 	case "sim":
 		mgr := deps.Manager
@@ -143,7 +144,16 @@ func newCloudProvider(deps Deps) (cloudprovider.CloudProvider, []controller, err
 		nodeClasses := sim.NewNodeClassController(sim.NodeClassDeps{Client: mgr.GetClient(), Clock: deps.Clock})
 		interruptions := sim.NewInterruptionController(cloud, mgr.GetClient(), deps.Clock)
 		return cloud, []controller{nodeClasses, interruptions}, nil
+	case options.CloudProviderAWS:
+		o := deps.Options
+		cloud, err := awsprovider.NewFromEnvironment(ctx, deps.Manager.GetAPIReader(), deps.Clock, awsprovider.Settings{
+			ClusterName: o.ClusterName, ClusterEndpoint: o.ClusterEndpoint, ClusterCABundle: o.ClusterCABundle, VMMemoryOverheadPercent: o.VMMemoryOverheadPercent,
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("creating aws cloud provider, %w", err)
+		}
+		return cloud, nil, nil
 	default:
-		return nil, nil, fmt.Errorf("cloud provider %q is not available in this build (use CLOUD_PROVIDER=sim)", deps.Options.CloudProvider)
+		return nil, nil, fmt.Errorf("cloud provider %q is not available in this build (use CLOUD_PROVIDER=sim or aws)", deps.Options.CloudProvider)
 	}
 }

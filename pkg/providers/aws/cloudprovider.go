@@ -41,6 +41,8 @@ type Deps struct {
 	Clock clock.Clock
 	// ClusterName tags what is launched; ClusterEndpoint, ClusterCABundle and ClusterDNS go into user data.
 	ClusterName, ClusterEndpoint, ClusterCABundle, ClusterDNS string
+	// ClusterCIDR is the service IPv4 range (AL2023's NodeConfig needs it).
+	ClusterCIDR string
 	// Region the instances run in. Default us-east-1.
 	Region string
 	// Zones of the region, for the default instance types. Default <region>a, b, c.
@@ -65,6 +67,7 @@ type CloudProvider struct {
 	clusterEndpoint string
 	clusterCABundle string
 	clusterDNS      string
+	clusterCIDR     string
 	region          string
 	userData        UserDataRenderer
 	instanceTypes   InstanceTypeSource
@@ -108,7 +111,7 @@ func New(deps Deps) (*CloudProvider, error) {
 	}
 	return &CloudProvider{
 		kube: deps.Client, clusterName: deps.ClusterName, clusterEndpoint: deps.ClusterEndpoint, clusterCABundle: deps.ClusterCABundle,
-		clusterDNS: deps.ClusterDNS, region: deps.Region, userData: deps.UserData, instanceTypes: deps.InstanceTypes, unavailable: deps.Unavailable,
+		clusterDNS: deps.ClusterDNS, clusterCIDR: deps.ClusterCIDR, region: deps.Region, userData: deps.UserData, instanceTypes: deps.InstanceTypes, unavailable: deps.Unavailable,
 		templates: launchtemplate.New(deps.EC2, deps.ClusterName, deps.Clock),
 		instances: instance.New(instance.Deps{EC2: deps.EC2, ClusterName: deps.ClusterName, Unavailable: deps.Unavailable,
 			BatchIdle: deps.BatchIdle, BatchMax: deps.BatchMax}),

@@ -160,7 +160,6 @@ func TestNodeClassWithoutSubnetsLaunchesNothing(t *testing.T) {
 	}
 }
 
-
 func TestDeleteGetAndList(t *testing.T) {
 	h := newHarness(t)
 	nc := nodeClass(t, "delete")

@@ -177,7 +177,7 @@ func imageFor(nodeClass *awsv1.EC2NodeClass, it *cloudprovider.InstanceType) str
 func (c *CloudProvider) ensureTemplate(ctx context.Context, nodeClaim *v1.NodeClaim, nodeClass *awsv1.EC2NodeClass, image string) (string, error) {
 	doc, err := c.userData(UserDataInput{
 		NodeClass: nodeClass, Family: nodeClass.AMIFamily(), ClusterName: c.clusterName, ClusterEndpoint: c.clusterEndpoint,
-		ClusterCABundle: c.clusterCABundle, ClusterDNS: c.clusterDNS, Labels: nodeLabels(nodeClaim), Taints: nodeTaints(nodeClaim),
+		ClusterCABundle: c.clusterCABundle, ClusterDNS: c.clusterDNS, ClusterCIDR: c.clusterCIDR, Labels: nodeLabels(nodeClaim), Taints: nodeTaints(nodeClaim),
 	})
 	if err != nil {
 		return "", cloudprovider.NewCreateError(err, "UserDataFailed", "Rendering the node's user data failed")

@@ -1,6 +1,8 @@
 package aws
 
 import (
+	"errors"
+
 	corev1 "k8s.io/api/core/v1"
 
 	awsv1 "github.com/lathe-autoscaler/lathe/pkg/apis/aws/v1"
@@ -8,10 +10,10 @@ import (
 
 // UserDataInput is what a node's user data is rendered from.
 type UserDataInput struct {
-	NodeClass                                   *awsv1.EC2NodeClass
-	Family                                      string
+	NodeClass                                     *awsv1.EC2NodeClass
+	Family                                        string
 	ClusterName, ClusterEndpoint, ClusterCABundle string
-	ClusterDNS                                  string
+	ClusterDNS, ClusterCIDR                       string
 	// Labels and Taints are what the node registers with (the NodeClaim's, startup taints and the
 	// unregistered taint included).
 	Labels map[string]string
@@ -20,3 +22,8 @@ type UserDataInput struct {
 
 // UserDataRenderer renders a node's user data document.
 type UserDataRenderer func(UserDataInput) (string, error)
+
+// RenderUserData renders user data with package userdata (wired in once it is on main).
+func RenderUserData(UserDataInput) (string, error) {
+	return "", errors.New("user data rendering is not wired in this build yet")
+}
