@@ -48,7 +48,7 @@ type harness struct {
 	provider *aws.CloudProvider
 }
 
-func newHarness(t *testing.T, mutate ...func(*aws.Deps)) *harness {
+func newHarness(t testing.TB, mutate ...func(*aws.Deps)) *harness {
 	t.Helper()
 	h := &harness{fake: fakeaws.New(fakeaws.Options{}).Start(), clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}
 	t.Cleanup(h.fake.Close)
@@ -57,7 +57,7 @@ func newHarness(t *testing.T, mutate ...func(*aws.Deps)) *harness {
 }
 
 // newProvider is a fresh provider (as after a restart) on the same fake and clock.
-func (h *harness) newProvider(t *testing.T, mutate ...func(*aws.Deps)) *aws.CloudProvider {
+func (h *harness) newProvider(t testing.TB, mutate ...func(*aws.Deps)) *aws.CloudProvider {
 	t.Helper()
 	deps := aws.Deps{Client: env.Client, EC2: ec2.NewFromConfig(h.fake.AWSConfig()), Clock: h.clock, ClusterName: clusterName,
 		ClusterEndpoint: "https://127.0.0.1:6443", UserData: renderLines}
@@ -82,7 +82,7 @@ func renderLines(in aws.UserDataInput) (string, error) {
 
 // nodeClass creates a Ready EC2NodeClass with subnets in us-east-1a and b, one security group and an
 // amd64 AMI, changed by mutate before its status is written.
-func nodeClass(t *testing.T, name string, mutate ...func(*awsv1.EC2NodeClass)) *awsv1.EC2NodeClass {
+func nodeClass(t testing.TB, name string, mutate ...func(*awsv1.EC2NodeClass)) *awsv1.EC2NodeClass {
 	t.Helper()
 	ctx := context.Background()
 	nc := &awsv1.EC2NodeClass{

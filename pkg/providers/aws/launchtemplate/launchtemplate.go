@@ -76,8 +76,8 @@ type Provider struct {
 	clusterName string
 	clock       clock.Clock
 
-	mu       sync.Mutex
-	lastUsed map[string]time.Time // template name → last Ensure
+	mu      sync.Mutex
+	entries map[string]*entry // by template name
 }
 
 // New returns a provider for the cluster's templates.
@@ -85,7 +85,7 @@ func New(api EC2API, clusterName string, clk clock.Clock) *Provider {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &Provider{ec2: api, clusterName: clusterName, clock: clk, lastUsed: map[string]time.Time{}}
+	return &Provider{ec2: api, clusterName: clusterName, clock: clk, entries: map[string]*entry{}}
 }
 
 // Name is the template name for the input: a hash of everything in it.
@@ -103,29 +103,52 @@ func (p *Provider) Name(in Input) string {
 }
 
 // Ensure returns the name of the template for the input, creating it when it doesn't exist yet.
+// Concurrent calls for the same template wait for the first one's answer.
 func (p *Provider) Ensure(ctx context.Context, in Input) (string, error) {
 	name := p.Name(in)
+	now := p.clock.Now()
 	p.mu.Lock()
-	_, known := p.lastUsed[name]
-	p.lastUsed[name] = p.clock.Now()
+	e, known := p.entries[name]
+	if !known {
+		e = &entry{ready: make(chan struct{})}
+		p.entries[name] = e
+	}
+	e.lastUsed = now
 	p.mu.Unlock()
 	if known {
-		return name, nil
+		select {
+		case <-e.ready:
+			return name, e.err
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
 	}
-	exists, err := p.exists(ctx, name)
-	if err != nil {
+	e.err = p.findOrCreate(ctx, name, in)
+	if e.err != nil {
 		p.forget(name)
-		return "", err
 	}
-	if exists {
-		return name, nil
+	close(e.ready)
+	return name, e.err
+}
+
+// entry is one template this process uses.
+type entry struct {
+	// ready is closed once the template is known to exist, or err says why it doesn't.
+	ready    chan struct{}
+	err      error
+	lastUsed time.Time
+}
+
+func (p *Provider) findOrCreate(ctx context.Context, name string, in Input) error {
+	exists, err := p.exists(ctx, name)
+	if err != nil || exists {
+		return err
 	}
 	if err := p.create(ctx, name, in); err != nil {
-		p.forget(name)
-		return "", err
+		return err
 	}
 	log.FromContext(ctx).Info("created launch template", "launchTemplate", name, "imageID", in.ImageID)
-	return name, nil
+	return nil
 }
 
 // Forget drops what the provider remembers of a template, so that the next Ensure checks EC2 again (for
@@ -135,7 +158,7 @@ func (p *Provider) Forget(name string) { p.forget(name) }
 func (p *Provider) forget(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	delete(p.lastUsed, name)
+	delete(p.entries, name)
 }
 
 func (p *Provider) exists(ctx context.Context, name string) (bool, error) {
@@ -262,13 +285,15 @@ func (p *Provider) DeleteUnused(ctx context.Context) error {
 	for _, lt := range out.LaunchTemplates {
 		name := aws.ToString(lt.LaunchTemplateName)
 		p.mu.Lock()
-		last, ok := p.lastUsed[name]
+		e, ok := p.entries[name]
 		if !ok {
-			p.lastUsed[name] = now
+			e = &entry{ready: make(chan struct{}), lastUsed: now}
+			close(e.ready)
+			p.entries[name] = e
 		}
-		stale := ok && now.Sub(last) >= UnusedAfter
+		stale := ok && now.Sub(e.lastUsed) >= UnusedAfter
 		if stale {
-			delete(p.lastUsed, name)
+			delete(p.entries, name)
 		}
 		p.mu.Unlock()
 		if !stale {
