@@ -146,7 +146,7 @@ func newCloudProvider(ctx context.Context, deps Deps) (cloudprovider.CloudProvid
 		return cloud, []controller{nodeClasses, interruptions}, nil
 	case options.CloudProviderAWS:
 		o := deps.Options
-		cloud, err := awsprovider.NewFromEnvironment(ctx, deps.Manager.GetAPIReader(), deps.Clock, awsprovider.Settings{
+		cloud, err := awsprovider.NewFromEnvironment(ctx, deps.Manager.GetClient(), deps.Clock, awsprovider.Settings{
 			ClusterName: o.ClusterName, ClusterEndpoint: o.ClusterEndpoint, ClusterCABundle: o.ClusterCABundle, VMMemoryOverheadPercent: o.VMMemoryOverheadPercent,
 		})
 		if err != nil {

@@ -107,7 +107,7 @@ func New(deps Deps) (*CloudProvider, error) {
 			return nil, fmt.Errorf("loading the EC2 catalog, %w", err)
 		}
 		deps.InstanceTypes = &catalogTypes{base: base, vmOverhead: deps.VMMemoryOverheadPercent, unavailable: deps.Unavailable,
-			cache: map[nodeClassKey]cloudprovider.InstanceTypes{}}
+			clock: deps.Clock, cache: map[nodeClassKey]cloudprovider.InstanceTypes{}, listed: map[nodeClassKey]listing{}}
 	}
 	return &CloudProvider{
 		kube: deps.Client, clusterName: deps.ClusterName, clusterEndpoint: deps.ClusterEndpoint, clusterCABundle: deps.ClusterCABundle,

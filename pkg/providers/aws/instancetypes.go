@@ -4,10 +4,14 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
 
 	awsv1 "github.com/lathe-autoscaler/lathe/pkg/apis/aws/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/catalog"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/unavailable"
 )
 
 // InstanceTypeSource lists the instance types nodes of a node class can be, with their offerings (those
@@ -21,12 +25,13 @@ type InstanceTypeSource interface {
 type catalogTypes struct {
 	base        cloudprovider.InstanceTypes
 	vmOverhead  float64
-	unavailable interface {
-		IsUnavailable(instanceType, zone, capacityType string) bool
-	}
+	unavailable *unavailable.Offerings
+	clock       clock.Clock
 
 	mu    sync.Mutex
 	cache map[nodeClassKey]cloudprovider.InstanceTypes
+	// listed is the last answer per node class, valid while the unavailable cache's version holds.
+	listed map[nodeClassKey]listing
 }
 
 type nodeClassKey struct {
@@ -34,9 +39,23 @@ type nodeClassKey struct {
 	generation int64
 }
 
+type listing struct {
+	its   cloudprovider.InstanceTypes
+	seq   uint64
+	until time.Time
+}
+
+// List returns the catalog shaped by the node class with unavailable offerings marked. The answer is shared
+// between calls until the unavailable cache changes: callers must not modify it.
 func (c *catalogTypes) List(_ context.Context, nodeClass *awsv1.EC2NodeClass) (cloudprovider.InstanceTypes, error) {
 	key := nodeClassKey{uid: string(nodeClass.UID), generation: nodeClass.Generation}
+	seq, until := c.unavailable.Version()
+	now := c.clock.Now()
 	c.mu.Lock()
+	if l, ok := c.listed[key]; ok && l.seq == seq && (l.until.IsZero() || now.Before(l.until)) {
+		c.mu.Unlock()
+		return l.its, nil
+	}
 	shaped, ok := c.cache[key]
 	if !ok {
 		shaped = catalog.ForNodeClassWithVMOverhead(c.base, nodeClass, c.vmOverhead)
@@ -58,5 +77,11 @@ func (c *catalogTypes) List(_ context.Context, nodeClass *awsv1.EC2NodeClass) (c
 		}
 		out = append(out, &cp)
 	}
+	c.mu.Lock()
+	if len(c.listed) >= 64 {
+		clear(c.listed)
+	}
+	c.listed[key] = listing{its: out, seq: seq, until: until}
+	c.mu.Unlock()
 	return out, nil
 }

@@ -26,6 +26,8 @@ type launchResult struct {
 	instance *Instance
 	errors   []ec2types.CreateFleetError
 	err      error
+	// untagged is true for an instance of a batch: it lacks its NodeClaim tag until the requester adds it.
+	untagged bool
 }
 
 // batchKey is equal for launches one CreateFleet can serve together: same capacity type, overrides and
@@ -57,7 +59,8 @@ func clientToken(reqs []*launchRequest) string {
 }
 
 // execFleet launches a batch with one CreateFleet and hands each request its instance. A single request
-// carries its NodeClaim tag in the fleet's tags; in a batch of several, each instance is tagged right after.
+// carries its NodeClaim tag in the fleet's tags; in a batch of several, each requester tags its instance
+// right after (in parallel).
 func (p *Provider) execFleet(ctx context.Context, reqs []*launchRequest) {
 	first := reqs[0]
 	tags := first.req.Tags
@@ -77,11 +80,7 @@ func (p *Provider) execFleet(ctx context.Context, reqs []*launchRequest) {
 			r.done <- launchResult{errors: out.Errors}
 			continue
 		}
-		in := instances[i]
-		if len(reqs) > 1 {
-			p.tagNodeClaim(ctx, in, r.req.NodeClaimName)
-		}
-		r.done <- launchResult{instance: in, errors: out.Errors}
+		r.done <- launchResult{instance: instances[i], errors: out.Errors, untagged: len(reqs) > 1}
 	}
 }
 

@@ -149,6 +149,9 @@ func (p *Provider) Create(ctx context.Context, req Request) (*Instance, error) {
 		}
 		marked := p.markUnavailable(req.CapacityType, res.errors)
 		if res.instance != nil {
+			if res.untagged {
+				p.tagNodeClaim(ctx, res.instance, req.NodeClaimName)
+			}
 			return res.instance, nil
 		}
 		if !marked {

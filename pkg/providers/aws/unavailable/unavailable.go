@@ -59,5 +59,19 @@ func (o *Offerings) IsUnavailable(instanceType, zone, capacityType string) bool 
 	return true
 }
 
+// Version is the sequence number and the time the earliest entry expires (zero without entries): what
+// was derived from the cache stays right while both the number is the same and that time hasn't come.
+func (o *Offerings) Version() (uint64, time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var earliest time.Time
+	for _, until := range o.until {
+		if earliest.IsZero() || until.Before(earliest) {
+			earliest = until
+		}
+	}
+	return o.seq.Load(), earliest
+}
+
 // SeqNum changes whenever an offering is marked or expires (as observed), for cache keys.
 func (o *Offerings) SeqNum() uint64 { return o.seq.Load() }
