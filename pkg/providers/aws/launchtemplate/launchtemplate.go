@@ -321,3 +321,25 @@ func hasCode(err error, code string) bool {
 	var apiErr smithy.APIError
 	return errors.As(err, &apiErr) && apiErr.ErrorCode() == code
 }
+
+// DeleteForNodeClass deletes every template of the cluster made for the node class (its finalizer calls
+// this once the node class is being deleted and none of its NodeClaims are left).
+func (p *Provider) DeleteForNodeClass(ctx context.Context, nodeClass *awsv1.EC2NodeClass) error {
+	out, err := p.ec2.DescribeLaunchTemplates(ctx, &ec2.DescribeLaunchTemplatesInput{Filters: []ec2types.Filter{
+		{Name: aws.String("tag:" + ClusterTagKey), Values: []string{p.clusterName}},
+		{Name: aws.String("tag:" + NodeClassTagKey), Values: []string{nodeClass.Name}},
+	}})
+	if err != nil {
+		return fmt.Errorf("listing launch templates of ec2nodeclass %q, %w", nodeClass.Name, err)
+	}
+	var errs []error
+	for _, lt := range out.LaunchTemplates {
+		name := aws.ToString(lt.LaunchTemplateName)
+		p.forget(name)
+		if _, err := p.ec2.DeleteLaunchTemplate(ctx, &ec2.DeleteLaunchTemplateInput{LaunchTemplateName: lt.LaunchTemplateName}); err != nil &&
+			!hasCode(err, "InvalidLaunchTemplateName.NotFoundException") {
+			errs = append(errs, fmt.Errorf("deleting launch template %s, %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}

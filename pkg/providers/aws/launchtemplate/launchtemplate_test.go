@@ -114,3 +114,27 @@ func TestUnusedTemplatesAreDeleted(t *testing.T) {
 		t.Fatal("the template was not recreated")
 	}
 }
+
+func TestDeleteForNodeClass(t *testing.T) {
+	fake, _, p := setup(t)
+	ctx := context.Background()
+	mine, err := p.Ensure(ctx, launchtemplate.Input{NodeClassName: "a", ImageID: "ami-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := p.Ensure(ctx, launchtemplate.Input{NodeClassName: "b", ImageID: "ami-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := &awsv1.EC2NodeClass{}
+	nc.Name = "a"
+	if err := p.DeleteForNodeClass(ctx, nc); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := fake.LaunchTemplate(mine); ok {
+		t.Fatal("the node class's template is still there")
+	}
+	if _, ok := fake.LaunchTemplate(other); !ok {
+		t.Fatal("another node class's template was deleted")
+	}
+}
