@@ -152,7 +152,7 @@ func newCloudProvider(ctx context.Context, deps Deps) (cloudprovider.CloudProvid
 		if err != nil {
 			return nil, nil, fmt.Errorf("creating aws cloud provider, %w", err)
 		}
-		return cloud, nil, nil
+		return cloud, []controller{awsprovider.NewTemplateSweeper(cloud, deps.Clock)}, nil
 	default:
 		return nil, nil, fmt.Errorf("cloud provider %q is not available in this build (use CLOUD_PROVIDER=sim or aws)", deps.Options.CloudProvider)
 	}
