@@ -23,16 +23,20 @@ import (
 // BootNode is what a node reads from its user data: the cluster it joins and how it registers.
 type BootNode struct {
 	ClusterName, ClusterEndpoint string
-	Labels                       map[string]string
-	Taints                       []corev1.Taint
+	// ClusterCABundle is base64 PEM ("" when the document leaves it to the node).
+	ClusterCABundle string
+	Labels          map[string]string
+	Taints          []corev1.Taint
 	// MaxPods is the kubelet's max pods (0: the instance type's).
 	MaxPods int32
 }
 
 // BootOptions configure how instances boot into Nodes.
 type BootOptions struct {
-	// ClusterName is the cluster the Nodes join; a node whose user data names another cluster never joins.
-	ClusterName string
+	// ClusterName, ClusterEndpoint and ClusterCABundle are the cluster the Nodes join: a node whose user data
+	// names another cluster, API server or CA never joins (an endpoint or CA the document leaves out is
+	// looked up by the node, and matches).
+	ClusterName, ClusterEndpoint, ClusterCABundle string
 	// Parse reads an instance's user data for an AMI family as the node's bootstrap would. Required.
 	Parse func(family, doc string) (BootNode, error)
 	// FamilyOf names the AMI family of an image ("AL2023", "AL2", "Bottlerocket", ...). Default AL2023.
@@ -121,8 +125,8 @@ func (b *booter) boot(ctx context.Context, in Instance) error {
 	if err != nil {
 		return fmt.Errorf("reading %s user data, %w", family, err)
 	}
-	if parsed.ClusterName != b.opts.ClusterName {
-		return fmt.Errorf("user data joins cluster %q, not %q", parsed.ClusterName, b.opts.ClusterName)
+	if err := b.joins(parsed); err != nil {
+		return err
 	}
 	it, ok := b.types[in.InstanceType]
 	if !ok {
@@ -175,4 +179,17 @@ func (b *booter) node(in Instance, it *cloudprovider.InstanceType, parsed BootNo
 			NodeInfo: corev1.NodeSystemInfo{Architecture: labels[v1.LabelArch], OperatingSystem: labels[v1.LabelOS]},
 		},
 	}
+}
+
+// joins says why a node that read parsed would not join the cluster.
+func (b *booter) joins(parsed BootNode) error {
+	switch {
+	case parsed.ClusterName != b.opts.ClusterName:
+		return fmt.Errorf("user data joins cluster %q, not %q", parsed.ClusterName, b.opts.ClusterName)
+	case parsed.ClusterEndpoint != "" && b.opts.ClusterEndpoint != "" && parsed.ClusterEndpoint != b.opts.ClusterEndpoint:
+		return fmt.Errorf("user data names API server %q, not %q", parsed.ClusterEndpoint, b.opts.ClusterEndpoint)
+	case parsed.ClusterCABundle != "" && b.opts.ClusterCABundle != "" && parsed.ClusterCABundle != b.opts.ClusterCABundle:
+		return errors.New("user data carries another cluster CA bundle")
+	}
+	return nil
 }
