@@ -56,6 +56,9 @@ type Deps struct {
 	Unavailable *unavailable.Offerings
 	// VMMemoryOverheadPercent is VM_MEMORY_OVERHEAD_PERCENT for the default instance types.
 	VMMemoryOverheadPercent float64
+	// Subnets lists the subnets a node class's selector terms match, with their free addresses, to launch
+	// into the one with the most free IPs per zone. Nil: the first subnet per zone of the node class's status.
+	Subnets SubnetLister
 	// BatchIdle and BatchMax are the CreateFleet batch windows (instance.Deps).
 	BatchIdle, BatchMax time.Duration
 }
@@ -71,6 +74,7 @@ type CloudProvider struct {
 	region          string
 	userData        UserDataRenderer
 	instanceTypes   InstanceTypeSource
+	subnets         SubnetLister
 	unavailable     *unavailable.Offerings
 	templates       *launchtemplate.Provider
 	instances       *instance.Provider
@@ -111,7 +115,7 @@ func New(deps Deps) (*CloudProvider, error) {
 	}
 	return &CloudProvider{
 		kube: deps.Client, clusterName: deps.ClusterName, clusterEndpoint: deps.ClusterEndpoint, clusterCABundle: deps.ClusterCABundle,
-		clusterDNS: deps.ClusterDNS, clusterCIDR: deps.ClusterCIDR, region: deps.Region, userData: deps.UserData, instanceTypes: deps.InstanceTypes, unavailable: deps.Unavailable,
+		clusterDNS: deps.ClusterDNS, clusterCIDR: deps.ClusterCIDR, region: deps.Region, userData: deps.UserData, instanceTypes: deps.InstanceTypes, subnets: deps.Subnets, unavailable: deps.Unavailable,
 		templates: launchtemplate.New(deps.EC2, deps.ClusterName, deps.Clock),
 		instances: instance.New(instance.Deps{EC2: deps.EC2, ClusterName: deps.ClusterName, Unavailable: deps.Unavailable,
 			BatchIdle: deps.BatchIdle, BatchMax: deps.BatchMax}),

@@ -107,12 +107,7 @@ func chooseCapacityType(its cloudprovider.InstanceTypes, reqs scheduling.Require
 // from the launch template of the type's AMI) and tags.
 func (c *CloudProvider) launchRequest(ctx context.Context, nodeClaim *v1.NodeClaim, nodeClass *awsv1.EC2NodeClass,
 	its cloudprovider.InstanceTypes, reqs scheduling.Requirements, capacityType string) (instance.Request, error) {
-	subnets := map[string]string{} // zone → subnet
-	for _, s := range nodeClass.Status.Subnets {
-		if _, ok := subnets[s.Zone]; !ok {
-			subnets[s.Zone] = s.ID
-		}
-	}
+	subnets := c.zonalSubnets(ctx, nodeClass)
 	tags := c.tags(nodeClaim, nodeClass)
 	templates := map[string]string{} // image → template
 	req := instance.Request{NodeClaimName: nodeClaim.Name, NodeClaimUID: string(nodeClaim.UID), CapacityType: capacityType, Tags: tags}
