@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -53,74 +54,6 @@ func (o EC2Options) withDefaults() EC2Options {
 	return o
 }
 
-// ec2Record is one line of ec2-instance-types.json.
-type ec2Record struct {
-	Name                 string          `json:"name"`
-	Family               string          `json:"family"`
-	Category             string          `json:"category"`
-	Generation           int             `json:"generation"`
-	Size                 string          `json:"size"`
-	VCPU                 int64           `json:"vcpu"`
-	MemoryMiB            int64           `json:"memory_mib"`
-	Architecture         string          `json:"architecture"`
-	CPUManufacturer      string          `json:"cpu_manufacturer"`
-	CPUSustainedClockMHz float64         `json:"cpu_sustained_clock_mhz"`
-	Hypervisor           *string         `json:"hypervisor"`
-	Flex                 bool            `json:"flex"`
-	GPU                  *ec2GPU         `json:"gpu"`
-	Accelerator          *ec2Accelerator `json:"accelerator"`
-	LocalNVMeGiB         *int64          `json:"local_nvme_gib"`
-	NetworkBandwidthMbps *int64          `json:"network_bandwidth_mbps"`
-	EBSBandwidthMbps     *int64          `json:"ebs_bandwidth_mbps"`
-	EncryptionInTransit  bool            `json:"encryption_in_transit"`
-	MaxPods              int64           `json:"max_pods"`
-	Allocatable          ec2Allocatable  `json:"allocatable"`
-	ExtendedResources    ec2Resources    `json:"extended_resources"`
-}
-
-type ec2Allocatable struct {
-	CPUMillicores       int64 `json:"cpu_millicores"`
-	MemoryMiB           int64 `json:"memory_mib"`
-	EphemeralStorageGiB int64 `json:"ephemeral_storage_gib"`
-	Pods                int64 `json:"pods"`
-}
-
-type ec2GPU struct {
-	Count           int64  `json:"count"`
-	Name            string `json:"name"`
-	Manufacturer    string `json:"manufacturer"`
-	MemoryMiBPerGPU int64  `json:"memory_mib_per_gpu"`
-}
-
-type ec2Accelerator struct {
-	Count        int64  `json:"count"`
-	Name         string `json:"name"`
-	Manufacturer string `json:"manufacturer"`
-}
-
-// ec2Resources are a type's extended resources, sorted by name: a slice rather than the data's object, so
-// that the generated records need no map built at run time.
-type ec2Resources []ec2Resource
-
-type ec2Resource struct {
-	Name  string
-	Count int64
-}
-
-// UnmarshalJSON reads the data's {"name": count} object.
-func (r *ec2Resources) UnmarshalJSON(data []byte) error {
-	var m map[string]int64
-	if err := json.Unmarshal(data, &m); err != nil {
-		return err
-	}
-	*r = nil
-	for name, n := range m {
-		*r = append(*r, ec2Resource{Name: name, Count: n})
-	}
-	slices.SortFunc(*r, func(a, b ec2Resource) int { return compareStrings(a.Name, b.Name) })
-	return nil
-}
-
 // ec2RootVolumeGiB is the default root volume Karpenter assumes (AL2023, no blockDeviceMappings); the data's
 // allocatable ephemeral storage is what is left after the eviction threshold.
 const ec2RootVolumeGiB = 20
@@ -130,6 +63,54 @@ const ec2RootVolumeGiB = 20
 // is reported as kube-reserved (cpu, memory) and eviction threshold (ephemeral storage).
 func EC2(opts EC2Options) (cloudprovider.InstanceTypes, error) {
 	opts = opts.withDefaults()
+	onDemand, err := OnDemandPrices(opts.Region)
+	if err != nil {
+		return nil, err
+	}
+	var out cloudprovider.InstanceTypes
+	for i := range ec2Records {
+		rec := &ec2Records[i]
+		if len(opts.Categories) > 0 && !slices.Contains(opts.Categories, rec.Category) {
+			continue
+		}
+		var offerings cloudprovider.Offerings
+		if price, ok := onDemand[rec.Name]; ok {
+			for _, zone := range opts.Zones {
+				for _, ct := range opts.CapacityTypes {
+					p := price
+					if ct == v1.CapacityTypeSpot {
+						p = price * opts.SpotPriceFraction
+					}
+					offerings = append(offerings, cloudprovider.Offering{Zone: zone, CapacityType: ct, Price: p, Available: true})
+				}
+			}
+		}
+		out = append(out, InstanceType(rec, opts.Region, offerings))
+	}
+	slices.SortFunc(out, func(a, b *cloudprovider.InstanceType) int { return compareStrings(a.Name, b.Name) })
+	return out, nil
+}
+
+// OnDemandPrices returns the embedded on-demand prices of the region (type → hourly price), shared by
+// every caller: don't modify it.
+func OnDemandPrices(region string) (map[string]float64, error) {
+	prices, err := ec2Prices()
+	if err != nil {
+		return nil, err
+	}
+	p, ok := prices[region]
+	if !ok {
+		return nil, fmt.Errorf("no prices for region %q", region)
+	}
+	return p, nil
+}
+
+// DefaultSpotPriceFraction is the catalog's spot price model: spot costs this fraction of on-demand (a
+// simulation assumption; the data has no spot prices).
+const DefaultSpotPriceFraction = 0.35
+
+// ec2Prices decodes the embedded prices once: region → type → on-demand hourly price.
+var ec2Prices = sync.OnceValues(func() (map[string]map[string]float64, error) {
 	var prices struct {
 		Regions map[string]struct {
 			OnDemandHourly map[string]float64 `json:"on_demand_hourly"`
@@ -138,21 +119,12 @@ func EC2(opts EC2Options) (cloudprovider.InstanceTypes, error) {
 	if err := json.Unmarshal(ec2PricesJSON, &prices); err != nil {
 		return nil, fmt.Errorf("decoding embedded prices, %w", err)
 	}
-	region, ok := prices.Regions[opts.Region]
-	if !ok {
-		return nil, fmt.Errorf("no prices for region %q", opts.Region)
+	out := make(map[string]map[string]float64, len(prices.Regions))
+	for region, p := range prices.Regions {
+		out[region] = p.OnDemandHourly
 	}
-	var out cloudprovider.InstanceTypes
-	for i := range ec2Records {
-		rec := &ec2Records[i]
-		if len(opts.Categories) > 0 && !slices.Contains(opts.Categories, rec.Category) {
-			continue
-		}
-		out = append(out, ec2InstanceType(rec, region.OnDemandHourly, opts))
-	}
-	slices.SortFunc(out, func(a, b *cloudprovider.InstanceType) int { return compareStrings(a.Name, b.Name) })
 	return out, nil
-}
+})
 
 func compareStrings(a, b string) int {
 	switch {
@@ -164,47 +136,46 @@ func compareStrings(a, b string) int {
 	return 0
 }
 
-func ec2InstanceType(rec *ec2Record, onDemand map[string]float64, opts EC2Options) *cloudprovider.InstanceType {
-	var offerings cloudprovider.Offerings
-	if price, ok := onDemand[rec.Name]; ok {
-		for _, zone := range opts.Zones {
-			for _, ct := range opts.CapacityTypes {
-				p := price
-				if ct == v1.CapacityTypeSpot {
-					p = price * opts.SpotPriceFraction
-				}
-				offerings = append(offerings, cloudprovider.Offering{Zone: zone, CapacityType: ct, Price: p, Available: true})
-			}
-		}
-	}
+// InstanceType is the one place a shape becomes an instance type, for the embedded catalog and the AWS
+// provider alike: every karpenter.k8s.aws label, capacity (vCPUs, memory, max pods, the default 20 GiB root
+// volume, extended resources) and the overhead nodes of the type have under the catalog's assumptions
+// (AL2023, default kubelet): the recorded allocatable's difference when the shape has one, else the
+// overhead model's. Zone and capacity-type requirements list what the offerings cover. ForNodeClass then
+// fits capacity and overhead to a node class.
+func InstanceType(s *Shape, region string, offerings cloudprovider.Offerings) *cloudprovider.InstanceType {
 	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:              *resource.NewQuantity(rec.VCPU, resource.DecimalSI),
-		corev1.ResourceMemory:           *resource.NewQuantity(rec.MemoryMiB*mebibyte, resource.BinarySI),
-		corev1.ResourcePods:             *resource.NewQuantity(rec.MaxPods, resource.DecimalSI),
+		corev1.ResourceCPU:              *resource.NewQuantity(s.VCPU, resource.DecimalSI),
+		corev1.ResourceMemory:           *resource.NewQuantity(s.MemoryMiB*mebibyte, resource.BinarySI),
+		corev1.ResourcePods:             *resource.NewQuantity(s.MaxPods, resource.DecimalSI),
 		corev1.ResourceEphemeralStorage: *resource.NewQuantity(ec2RootVolumeGiB*gibibyte, resource.BinarySI),
 	}
-	for _, r := range rec.ExtendedResources {
+	for _, r := range s.ExtendedResources {
 		capacity[corev1.ResourceName(r.Name)] = *resource.NewQuantity(r.Count, resource.DecimalSI)
 	}
-	overhead := cloudprovider.InstanceTypeOverhead{
-		KubeReserved: corev1.ResourceList{
-			corev1.ResourceCPU:    *resource.NewMilliQuantity(rec.VCPU*1000-rec.Allocatable.CPUMillicores, resource.DecimalSI),
-			corev1.ResourceMemory: *resource.NewQuantity((rec.MemoryMiB-rec.Allocatable.MemoryMiB)*mebibyte, resource.BinarySI),
-		},
-		EvictionThreshold: corev1.ResourceList{
-			corev1.ResourceEphemeralStorage: *resource.NewQuantity((ec2RootVolumeGiB-rec.Allocatable.EphemeralStorageGiB)*gibibyte, resource.BinarySI),
-		},
-	}
-	if rec.Allocatable.Pods != rec.MaxPods {
-		overhead.KubeReserved[corev1.ResourcePods] = *resource.NewQuantity(rec.MaxPods-rec.Allocatable.Pods, resource.DecimalSI)
-	}
-	return &cloudprovider.InstanceType{
-		Name:         rec.Name,
-		Requirements: withOfferingRequirements(ec2Requirements(ec2Labels(rec, opts.Region)), offerings),
+	it := &cloudprovider.InstanceType{
+		Name:         s.Name,
+		Requirements: withOfferingRequirements(ec2Requirements(ec2Labels(s, region)), offerings),
 		Offerings:    offerings,
 		Capacity:     capacity,
-		Overhead:     overhead,
 	}
+	a := s.Allocatable
+	if a == nil {
+		it.Overhead = catalogSettings.model(it).Overhead
+		return it
+	}
+	it.Overhead = cloudprovider.InstanceTypeOverhead{
+		KubeReserved: corev1.ResourceList{
+			corev1.ResourceCPU:    *resource.NewMilliQuantity(s.VCPU*1000-a.CPUMillicores, resource.DecimalSI),
+			corev1.ResourceMemory: *resource.NewQuantity((s.MemoryMiB-a.MemoryMiB)*mebibyte, resource.BinarySI),
+		},
+		EvictionThreshold: corev1.ResourceList{
+			corev1.ResourceEphemeralStorage: *resource.NewQuantity((ec2RootVolumeGiB-a.EphemeralStorageGiB)*gibibyte, resource.BinarySI),
+		},
+	}
+	if a.Pods != s.MaxPods {
+		it.Overhead.KubeReserved[corev1.ResourcePods] = *resource.NewQuantity(s.MaxPods-a.Pods, resource.DecimalSI)
+	}
+	return it
 }
 
 const (
@@ -217,7 +188,7 @@ type ec2Label struct{ key, value string }
 
 // ec2Labels returns every label the record supports, under Karpenter's names and value formats (a list: a
 // map per type would only be read once).
-func ec2Labels(rec *ec2Record, region string) []ec2Label {
+func ec2Labels(rec *Shape, region string) []ec2Label {
 	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
 	labels := make([]ec2Label, 0, 13+len(optionalEC2Labels))
 	labels = append(labels,

@@ -27,6 +27,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodepool/counter"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodepool/hash"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodepool/readiness"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodepool/static"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
 	"github.com/lathe-autoscaler/lathe/pkg/events"
 	"github.com/lathe-autoscaler/lathe/pkg/operator/options"
@@ -89,7 +90,7 @@ func Register(ctx context.Context, deps Deps) error {
 		hash.NewController(hash.Deps{Client: mgr.GetClient()}),
 		podmetrics.NewController(podmetrics.Deps{Client: mgr.GetClient(), Registerer: deps.Registry}),
 	)
-	all = append(all, forcefulDisruption(deps, cloud, recorder)...)
+	all = append(all, forcefulDisruption(deps, cloud, cluster, recorder)...)
 	// Voluntary disruption: pod events and the Consolidatable condition feed the disruption loop.
 	all = append(all,
 		podevents.NewController(podevents.Deps{Client: mgr.GetClient(), Clock: deps.Clock}),
@@ -114,8 +115,8 @@ func Register(ctx context.Context, deps Deps) error {
 
 // forcefulDisruption builds the controllers that replace nodes whatever the budgets: drift marking (the
 // disruption loop acts on it), expiration, interruption (for providers that report it), garbage collection,
-// and node repair behind its feature gate.
-func forcefulDisruption(deps Deps, cloud cloudprovider.CloudProvider, recorder events.Recorder) []controller {
+// static NodePools' replica count and node repair behind their feature gates.
+func forcefulDisruption(deps Deps, cloud cloudprovider.CloudProvider, cluster *state.Cluster, recorder events.Recorder) []controller {
 	kube := deps.Manager.GetClient()
 	out := []controller{
 		drift.NewController(drift.Deps{Client: kube, CloudProvider: cloud, Clock: deps.Clock}),
@@ -124,6 +125,9 @@ func forcefulDisruption(deps Deps, cloud cloudprovider.CloudProvider, recorder e
 	}
 	if source, ok := cloud.(cloudprovider.InterruptionSource); ok {
 		out = append(out, interruption.NewController(interruption.Deps{Client: kube, Source: source, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}))
+	}
+	if deps.Options.FeatureGates.StaticCapacity {
+		out = append(out, static.NewController(static.Deps{Client: kube, Cluster: cluster, CloudProvider: cloud, Clock: deps.Clock}))
 	}
 	if deps.Options.FeatureGates.NodeRepair {
 		out = append(out, health.NewController(health.Deps{Client: kube, CloudProvider: cloud, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}))

@@ -29,6 +29,9 @@ type View struct {
 	Now             time.Time
 	// Busy holds the provider IDs of nodes a command in the orchestration queue owns.
 	Busy map[string]bool
+	// Pending are the pods the provisioner has yet to place (provisioning.Provisionable): simulations place
+	// them too, so that consolidation leaves them their room.
+	Pending []*corev1.Pod
 }
 
 // Candidate is a node that voluntary disruption may remove.

@@ -56,13 +56,15 @@ func (consolidation) ShouldDisrupt(c *Candidate) (bool, string) {
 }
 
 // simulate asks the solver where the candidates' reschedulable pods would go if the candidates were gone:
-// onto the other nodes and in-flight claims first, then onto new claims from the launchable pools.
+// onto the other nodes and in-flight claims first, then onto new claims from the launchable pools. The
+// pods the provisioner has yet to place (pending ones, and those of nodes being drained) are placed too,
+// as upstream does, so that they keep the room they need: a candidate's pod must not be moved into space
+// a pending pod is about to take. The plan is then cut to the candidates' pods (onlyFor): claims holding
+// none of them are the provisioner's to launch, and only the candidates' pods must fit.
 func simulate(ctx context.Context, v *View, opts solver.Options, candidates []*Candidate) (*solver.Plan, error) {
 	gone := make(map[*state.StateNode]bool, len(candidates))
-	var pods []*corev1.Pod
 	for _, c := range candidates {
 		gone[c.StateNode] = true
-		pods = append(pods, c.ReschedulablePods...)
 	}
 	rest := *v.Snapshot
 	rest.Nodes = make([]*state.StateNode, 0, len(v.Snapshot.Nodes))
@@ -72,17 +74,56 @@ func simulate(ctx context.Context, v *View, opts solver.Options, candidates []*C
 		}
 	}
 	in := solver.Input{
-		Pods: pods, NodePools: v.LaunchablePools, InstanceTypes: v.InstanceTypes,
+		NodePools: v.LaunchablePools, InstanceTypes: v.InstanceTypes,
 		DaemonSets: v.Snapshot.DaemonSets, Volumes: v.Volumes,
 	}
-	// Nodes already draining stay as capacity for limits but take nothing; their pods are the provisioner's
-	// (it launches for them while they drain), so they are not placed again here.
-	in.Nodes, in.InFlight, _ = provisioning.ExistingCapacity(&rest)
+	// Nodes already draining stay as capacity for limits but take nothing; their pods are placed with the
+	// pending ones.
+	var draining []*corev1.Pod
+	in.Nodes, in.InFlight, draining = provisioning.ExistingCapacity(&rest)
+	in.Pods = append(podsOf(candidates), unplaced(v, draining)...)
 	plan, err := solver.Solve(ctx, in, opts)
 	if err != nil {
 		return nil, fmt.Errorf("simulating the removal of %d nodes, %w", len(candidates), err)
 	}
-	return plan, nil
+	return onlyFor(plan, candidates), nil
+}
+
+// podsOf lists the candidates' reschedulable pods.
+func podsOf(candidates []*Candidate) []*corev1.Pod {
+	var pods []*corev1.Pod
+	for _, c := range candidates {
+		pods = append(pods, c.ReschedulablePods...)
+	}
+	return pods
+}
+
+// unplaced is what the provisioner has yet to place: the pending pods and the draining nodes' pods.
+func unplaced(v *View, draining []*corev1.Pod) []*corev1.Pod {
+	return append(slices.Clip(v.Pending), draining...)
+}
+
+// onlyFor cuts a plan to the candidates' pods: the new claims holding at least one of them (and their
+// price) and the candidates' pods that found no place.
+func onlyFor(plan *solver.Plan, candidates []*Candidate) *solver.Plan {
+	mine := map[solver.PodRef]bool{}
+	for _, p := range podsOf(candidates) {
+		mine[solver.PodRef{Namespace: p.Namespace, Name: p.Name}] = true
+	}
+	out := *plan
+	out.NodeClaims, out.Unschedulable, out.PricePerHour = nil, nil, 0
+	for _, nc := range plan.NodeClaims {
+		if slices.ContainsFunc(nc.Pods, func(r solver.PodRef) bool { return mine[r] }) {
+			out.NodeClaims = append(out.NodeClaims, nc)
+			out.PricePerHour += nc.PricePerHour
+		}
+	}
+	for _, u := range plan.Unschedulable {
+		if mine[u.Pod] {
+			out.Unschedulable = append(out.Unschedulable, u)
+		}
+	}
+	return &out
 }
 
 // simulator answers simulate for many sets of candidates drawn from the same ones, with the cluster's
@@ -94,6 +135,8 @@ type simulator struct {
 	// solver can't reuse its preparation, and then each set is simulated from scratch.
 	base     *solver.Base
 	prepared bool
+	// draining are the pods of nodes being drained, placed with the pending ones in every set.
+	draining []*corev1.Pod
 }
 
 func newSimulator(v *View, opts solver.Options, candidates []*Candidate) *simulator {
@@ -104,16 +147,13 @@ func newSimulator(v *View, opts solver.Options, candidates []*Candidate) *simula
 
 // prepare builds the Base for sets drawn from the candidates.
 func (s *simulator) prepare(candidates []*Candidate) {
-	var pods []*corev1.Pod
-	for _, c := range candidates {
-		pods = append(pods, c.ReschedulablePods...)
-	}
 	v := s.v
 	in := solver.Input{
-		Pods: pods, NodePools: v.LaunchablePools, InstanceTypes: v.InstanceTypes,
+		NodePools: v.LaunchablePools, InstanceTypes: v.InstanceTypes,
 		DaemonSets: v.Snapshot.DaemonSets, Volumes: v.Volumes,
 	}
-	in.Nodes, in.InFlight, _ = provisioning.ExistingCapacity(v.Snapshot)
+	in.Nodes, in.InFlight, s.draining = provisioning.ExistingCapacity(v.Snapshot)
+	in.Pods = append(podsOf(candidates), unplaced(v, s.draining)...)
 	s.prepared = true
 	if base := solver.NewBase(in, s.opts); base.Reuses() {
 		s.base = base
@@ -126,16 +166,14 @@ func (s *simulator) simulate(ctx context.Context, candidates []*Candidate) (*sol
 		return simulate(ctx, s.v, s.opts, candidates)
 	}
 	names := make([]string, len(candidates))
-	var pods []*corev1.Pod
 	for i, c := range candidates {
 		names[i] = c.Name()
-		pods = append(pods, c.ReschedulablePods...)
 	}
-	plan, err := s.base.Solve(ctx, names, pods)
+	plan, err := s.base.Solve(ctx, names, append(podsOf(candidates), unplaced(s.v, s.draining)...))
 	if err != nil {
 		return nil, fmt.Errorf("simulating the removal of %d nodes, %w", len(candidates), err)
 	}
-	return plan, nil
+	return onlyFor(plan, candidates), nil
 }
 
 // evaluate turns a simulation into a command for the candidates, or explains why there is none: every

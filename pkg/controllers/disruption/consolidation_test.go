@@ -4,12 +4,14 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/disruption"
 	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
+	"github.com/lathe-autoscaler/lathe/pkg/state"
 )
 
 func rejections(out disruption.Outcome) []string {
@@ -258,5 +260,68 @@ func TestSingleNodeTriesCandidatesInTurn(t *testing.T) {
 	}
 	if strings.Join(kept, ",") != "a,b,c" {
 		t.Errorf("kept %v, want a, b and c", kept)
+	}
+}
+
+// A search that runs out of time says so (karpenter_voluntary_disruption_consolidation_timeouts_total).
+func TestConsolidationReportsTimeouts(t *testing.T) {
+	v := view(pool(), catalog(),
+		node("a", 4, v1.CapacityTypeOnDemand, pod("pa", "1")),
+		node("b", 4, v1.CapacityTypeOnDemand, pod("pb", "1")))
+	all, _, _ := disruption.Candidates(v, disruption.Graceful)
+	disruption.SortByDisruptionCost(all)
+	expired, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	for _, m := range []disruption.Method{disruption.NewSingleNodeConsolidation(false, solver.Options{}), disruption.NewMultiNodeConsolidation(false, solver.Options{})} {
+		cmd, _, err := m.Compute(expired, v, disruption.Budgets(v, m.Reason()), all)
+		if err != nil || !cmd.TimedOut {
+			t.Errorf("%s: TimedOut %v, err %v; want a timeout", m.ConsolidationType(), cmd.TimedOut, err)
+		}
+		cmd, _, err = m.Compute(context.Background(), v, disruption.Budgets(v, m.Reason()), all)
+		if err != nil || cmd.TimedOut {
+			t.Errorf("%s with time: TimedOut %v, err %v", m.ConsolidationType(), cmd.TimedOut, err)
+		}
+	}
+}
+
+// Pods the provisioner has yet to place keep their room: with b's free 7 cpu wanted by a pending pod, a's
+// pod cannot move there, so a is replaced by a cheaper node instead of deleted. The same holds for the pods
+// of a node being drained. The pending pod's own capacity is not the command's to launch.
+func TestConsolidationLeavesRoomForUnplacedPods(t *testing.T) {
+	nodes := func() []*state.StateNode {
+		return []*state.StateNode{node("a", 4, v1.CapacityTypeOnDemand, pod("pa", "1")), node("b", 8, v1.CapacityTypeOnDemand, pod("pb", "1"))}
+	}
+	decideFor := func(v *disruption.View) disruption.Command {
+		t.Helper()
+		s := disruption.NewSingleNodeConsolidation(false, solver.Options{})
+		all, _, _ := disruption.Candidates(v, disruption.Graceful)
+		var a []*disruption.Candidate
+		for _, c := range all {
+			if c.Name() == "a" {
+				a = append(a, c)
+			}
+		}
+		cmd, _, err := s.Compute(context.Background(), v, disruption.Budgets(v, s.Reason()), a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	if cmd := decideFor(view(pool(), catalog(), nodes()...)); cmd.Decision() != disruption.DecisionDelete {
+		t.Fatalf("with room on b: %s, want delete", cmd.Decision())
+	}
+
+	v := view(pool(), catalog(), nodes()...)
+	v.Pending = []*corev1.Pod{pod("pending", "7", func(p *corev1.Pod) { p.Spec.NodeName = "" })}
+	cmd := decideFor(v)
+	if cmd.Decision() != disruption.DecisionReplace || len(cmd.Replacements) != 1 || cmd.Replacements[0].InstanceTypeNames[0] != "c-2" {
+		t.Fatalf("with b's room wanted by a pending pod: %s %+v, want a replaced by a c-2", cmd.Decision(), cmd.Replacements)
+	}
+
+	draining := node("d", 8, v1.CapacityTypeOnDemand, pod("pd", "7"))
+	draining.MarkedForDeletion = true
+	cmd = decideFor(view(pool(), catalog(), append(nodes(), draining)...))
+	if cmd.Decision() != disruption.DecisionReplace || len(cmd.Replacements) != 1 {
+		t.Fatalf("with b's room wanted by a draining node's pod: %s, want a replaced", cmd.Decision())
 	}
 }

@@ -170,7 +170,7 @@ func (c *Controller) decide(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	out, err := Decide(ctx, v, c.methods)
-	c.publish(v, out)
+	c.publish(ctx, v, out)
 	if err != nil {
 		return false, fmt.Errorf("deciding disruption, %w", err)
 	}
@@ -205,6 +205,13 @@ func (c *Controller) validateAndStart(ctx context.Context, p *pendingCommand) er
 
 func (c *Controller) start(ctx context.Context, v *View, cmd Command) error {
 	c.metrics.decisions.WithLabelValues(cmd.Decision(), reasonLabel(cmd.Reason), cmd.ConsolidationType).Inc()
+	seen := map[string]bool{}
+	for _, cand := range cmd.Candidates {
+		if !seen[cand.NodePool.Name] {
+			seen[cand.NodePool.Name] = true
+			c.metrics.byPool.WithLabelValues(cand.NodePool.Name, cmd.Decision(), reasonLabel(cmd.Reason), cmd.ConsolidationType).Inc()
+		}
+	}
 	if err := c.queue.Start(ctx, cmd, v.NodePools); err != nil {
 		return fmt.Errorf("starting disruption command, %w", err)
 	}
@@ -236,14 +243,24 @@ func (c *Controller) view(ctx context.Context) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
+	var pods corev1.PodList
+	if err := c.deps.Client.List(ctx, &pods); err != nil {
+		return nil, fmt.Errorf("listing pods, %w", err)
+	}
+	var pending []*corev1.Pod
+	for i := range pods.Items {
+		if ok, _ := provisioning.Provisionable(&pods.Items[i]); ok {
+			pending = append(pending, &pods.Items[i])
+		}
+	}
 	return &View{
 		Snapshot: snap, NodePools: pools, InstanceTypes: types, LaunchablePools: launchable,
-		Volumes: volumes, Now: c.deps.Clock.Now(), Busy: c.queue.Busy(),
+		Volumes: volumes, Now: c.deps.Clock.Now(), Busy: c.queue.Busy(), Pending: pending,
 	}, nil
 }
 
 // publish emits the pass's events and metrics.
-func (c *Controller) publish(v *View, out Outcome) {
+func (c *Controller) publish(ctx context.Context, v *View, out Outcome) {
 	for _, b := range out.Blocked {
 		c.deps.Recorder.Publish(blockedEvent(b)...)
 	}
@@ -264,13 +281,43 @@ func (c *Controller) publish(v *View, out Outcome) {
 		for _, b := range t.BudgetBlocked {
 			c.deps.Recorder.Publish(blockedEvent(b)...)
 		}
+		for _, m := range t.Moves {
+			c.publishMove(m)
+		}
+		if t.Command.TimedOut {
+			c.metrics.timeouts.WithLabelValues(t.Method.ConsolidationType()).Inc()
+		}
 		for _, r := range t.Rejections {
 			c.deps.Recorder.Publish(unconsolidatableEvent(r.Candidate, r.Message)...)
 			if t.Method.Reason() == v1.DisruptionReasonUnderutilized {
 				c.metrics.skipped.WithLabelValues(skipKind(r.Message)).Inc()
+				if err := explain(ctx, c.deps.Client, r.Candidate, r.Message); err != nil {
+					log.FromContext(ctx).Error(err, "recording why a node is kept")
+				}
 			}
 		}
 	}
+}
+
+// publishMove counts a consolidation move and, for a Balanced pool, observes its score and announces an
+// approved one (as upstream: rejected moves are counted, not announced as ConsolidationApproved).
+func (c *Controller) publishMove(m Move) {
+	policy := string(m.NodePool.Spec.Disruption.ConsolidationPolicy)
+	c.metrics.moves.WithLabelValues(approvedLabel(m.Approved), m.NodePool.Name, policy).Inc()
+	if !m.Scored {
+		return
+	}
+	c.metrics.scores.WithLabelValues(approvedLabel(m.Score.Approved()), m.NodePool.Name, policy).Observe(m.Score.Value())
+	if m.Score.Approved() && m.Approved {
+		c.deps.Recorder.Publish(consolidationApprovedEvents(m)...)
+	}
+}
+
+func approvedLabel(ok bool) string {
+	if ok {
+		return "approved"
+	}
+	return "rejected"
 }
 
 // forgetGone drops the deletion marks of deleted candidates whose machine is gone.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -77,16 +78,17 @@ type harness struct {
 	t          *testing.T
 	clock      *clocktesting.FakeClock
 	recorder   *eventsfake.Recorder
+	registry   *prometheus.Registry
 	controller *disruption.Controller
 }
 
 func newHarness(t *testing.T) *harness {
 	startEnv(t)
 	t.Cleanup(func() { cleanup(t) })
-	h := &harness{t: t, clock: clocktesting.NewFakeClock(time.Now()), recorder: &eventsfake.Recorder{}}
+	h := &harness{t: t, clock: clocktesting.NewFakeClock(time.Now()), recorder: &eventsfake.Recorder{}, registry: prometheus.NewRegistry()}
 	h.controller = disruption.NewController(disruption.Deps{
 		Client: cachedClient, Cluster: cluster, Marker: cluster.Deletions, CloudProvider: fake.New(catalog()...),
-		Clock: h.clock, Recorder: h.recorder, Registerer: prometheus.NewRegistry(),
+		Clock: h.clock, Recorder: h.recorder, Registerer: h.registry,
 	})
 	return h
 }
@@ -130,8 +132,8 @@ func cleanup(t *testing.T) {
 	})
 }
 
-func createPool(t *testing.T) {
-	p := pool()
+func createPool(t *testing.T, mutate ...func(*v1.NodePool)) {
+	p := pool(mutate...)
 	if err := env.Client.Create(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
@@ -302,4 +304,84 @@ func TestEmptyNodeDeletedAfterValidation(t *testing.T) {
 		err := env.Client.Get(ctx, client.ObjectKey{Name: "empty-claim"}, &v1.NodeClaim{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
+	want := map[string]string{"nodepool": "default", "decision": "delete", "reason": "empty", "consolidation_type": "empty"}
+	if n := sampleCount(t, h.registry, "karpenter_voluntary_disruption_decisions_by_nodepool_total", want); n != 1 {
+		t.Errorf("decisions_by_nodepool_total%v = %v, want 1", want, n)
+	}
+}
+
+// A Balanced pool's approved move is announced (ConsolidationApproved on the node and its claim, with
+// upstream's message) and counted in karpenter_consolidation_moves_total and karpenter_consolidation_score.
+// The nodes keep the API server's not-ready taint (no kubelet), so a's pod cannot move to b: a (c-4, one
+// 1-cpu pod) is replaced by a c-2, saving $0.10 of the pool's $0.40/h (25 %) for 2 of its 4 disruption
+// units (50 %): score 0.50, just at the threshold.
+func TestBalancedApprovalPublished(t *testing.T) {
+	h := newHarness(t)
+	createPool(t, balanced)
+	createNode(t, "a", 4, "1")
+	createNode(t, "b", 4, "1")
+	h.reconcileUntil("a ConsolidationApproved event", func(ctx context.Context) (bool, error) {
+		return len(h.recorder.WithReason(disruption.ReasonConsolidationApproved)) > 0, nil
+	})
+	evs := h.recorder.WithReason(disruption.ReasonConsolidationApproved)
+	if len(evs) != 2 || evs[0].Message != "score 0.50 >= threshold 0.50 (k: 2, savings 25.0%, disruption 50.0%)" {
+		t.Fatalf("events = %+v", evs)
+	}
+	want := map[string]string{"decision": "approved", "nodepool": "default", "policy": "Balanced"}
+	if n := sampleCount(t, h.registry, "karpenter_consolidation_moves_total", want); n < 1 {
+		t.Errorf("karpenter_consolidation_moves_total%v = %v", want, n)
+	}
+	if n := sampleCount(t, h.registry, "karpenter_consolidation_score", want); n < 1 {
+		t.Errorf("karpenter_consolidation_score%v has %v observations", want, n)
+	}
+}
+
+// sampleCount is a counter's value, or a histogram's observation count, for the labels.
+func sampleCount(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	metrics:
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if want, ok := labels[l.GetName()]; ok && want != l.GetValue() {
+					continue metrics
+				}
+			}
+			if m.GetHistogram() != nil {
+				return float64(m.GetHistogram().GetSampleCount())
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	return 0
+}
+
+// Why consolidation keeps a node is also in its NodeClaim's Consolidatable condition message (as in the
+// Unconsolidatable event): a lone c-2 with a pod has nowhere cheaper to go.
+func TestKeptNodeExplainedOnItsClaim(t *testing.T) {
+	h := newHarness(t)
+	createPool(t)
+	createNode(t, "lone", 2, "1")
+	var msg string
+	h.reconcileUntil("the reason in the Consolidatable condition", func(ctx context.Context) (bool, error) {
+		claim := &v1.NodeClaim{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: "lone-claim"}, claim); err != nil {
+			return false, err
+		}
+		if c := meta.FindStatusCondition(claim.Status.Conditions, v1.ConditionTypeConsolidatable); c != nil {
+			msg = c.Message
+		}
+		return msg != "", nil
+	})
+	evs := h.recorder.WithReason(disruption.ReasonUnconsolidatable)
+	if len(evs) == 0 || evs[0].Message != msg || !strings.Contains(msg, "cheaper") {
+		t.Fatalf("condition message %q, events %+v", msg, evs)
+	}
 }

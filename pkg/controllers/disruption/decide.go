@@ -11,11 +11,12 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
 )
 
-// Methods returns the disruption methods in upstream's order. Static drift is not built: Lathe has no
-// static (replicas) NodePool controller yet, and consolidation and emptiness skip static pools.
+// Methods returns the disruption methods in upstream's order. Consolidation and emptiness skip static
+// pools; their drifted nodes are StaticDrift's.
 func Methods(spotToSpot bool, opts solver.Options) []Method {
 	return []Method{
 		Emptiness{},
+		StaticDrift{},
 		Drift{SolverOptions: opts},
 		NewMultiNodeConsolidation(spotToSpot, opts),
 		NewSingleNodeConsolidation(spotToSpot, opts),
@@ -34,6 +35,8 @@ type Trial struct {
 	// Rejections and BudgetBlocked explain candidates the method considered and kept.
 	Rejections    []Rejection
 	BudgetBlocked []Blocked
+	// Moves are the consolidation moves the method scored (karpenter_consolidation_moves_total).
+	Moves []Move
 	// Duration is how long the method took to decide (for the evaluation duration metric only).
 	Duration time.Duration
 }
@@ -104,7 +107,7 @@ func try(ctx context.Context, v *View, m Method, all []*Candidate) (Trial, error
 	}
 	SortByDisruptionCost(cands)
 	cmd, rejected, err := m.Compute(ctx, v, t.Budgets, cands)
-	t.Command, t.Rejections = cmd, append(t.Rejections, rejected...)
+	t.Command, t.Rejections, t.Moves = cmd, append(t.Rejections, rejected...), cmd.Moves
 	return t, err
 }
 
@@ -188,5 +191,11 @@ func (m consolidation) recheck(ctx context.Context, v *View, cands []*Candidate,
 		return Command{}, "", err
 	}
 	cmd, why := m.evaluate(cands, plan, typ)
-	return cmd, why, nil
+	if why != "" {
+		return cmd, why, nil
+	}
+	if approved, moves := scoreCommand(balancedTotals(v), cmd); !approved {
+		return Command{}, fmt.Sprintf("Balanced consolidation: the move no longer pays for its disruption: %s", rejectedScore(moves)), nil
+	}
+	return cmd, "", nil
 }

@@ -21,9 +21,10 @@ func (Drift) ConsolidationType() string   { return "" }
 func (Drift) Class() Class                { return Eventual }
 func (Drift) Validates() bool             { return false }
 
-// ShouldDisrupt takes candidates whose NodeClaim is Drifted.
+// ShouldDisrupt takes candidates of dynamic pools whose NodeClaim is Drifted (StaticDrift has the static
+// pools').
 func (Drift) ShouldDisrupt(c *Candidate) (bool, string) {
-	return meta.IsStatusConditionTrue(c.NodeClaim.Status.Conditions, v1.ConditionTypeDrifted), ""
+	return c.NodePool.Spec.Replicas == nil && meta.IsStatusConditionTrue(c.NodeClaim.Status.Conditions, v1.ConditionTypeDrifted), ""
 }
 
 // Compute deletes the empty drifted candidates the budgets allow, or else replaces the first one whose

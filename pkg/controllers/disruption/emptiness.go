@@ -19,7 +19,7 @@ func (Emptiness) Validates() bool             { return true }
 // ShouldDisrupt takes empty candidates whose pool consolidates (both policies include empty nodes) and
 // whose Consolidatable condition is True.
 func (Emptiness) ShouldDisrupt(c *Candidate) (bool, string) {
-	if c.NodePool.Spec.Disruption.ConsolidateAfter.IsNever() || !c.Empty() {
+	if c.NodePool.Spec.Replicas != nil || c.NodePool.Spec.Disruption.ConsolidateAfter.IsNever() || !c.Empty() {
 		return false, ""
 	}
 	return meta.IsStatusConditionTrue(c.NodeClaim.Status.Conditions, v1.ConditionTypeConsolidatable), ""

@@ -18,6 +18,7 @@ const (
 	ReasonDisruptionTerminating         = "DisruptionTerminating"
 	ReasonUnconsolidatable              = "Unconsolidatable"
 	ReasonInvalidDoNotDisruptAnnotation = "InvalidDoNotDisruptAnnotation"
+	ReasonConsolidationApproved         = "ConsolidationApproved"
 )
 
 // onNodeAndClaim returns the event for the node and for its claim.
@@ -79,4 +80,15 @@ func invalidAnnotationEvent(a InvalidAnnotation) events.Event {
 	msg := fmt.Sprintf("Invalid %s annotation: %v", v1.DoNotDisruptAnnotationKey, a.Err)
 	return events.Event{InvolvedObject: a.Pod, Type: events.Warning, Reason: ReasonInvalidDoNotDisruptAnnotation, Message: msg,
 		DedupeValues: []string{string(a.Pod.UID), msg}, DedupeTimeout: 15 * time.Minute}
+}
+
+// consolidationApprovedEvents are published for a move a Balanced pool approved: on the node and its claim
+// for a single-node move, on the pool for a multi-node one.
+func consolidationApprovedEvents(m Move) []events.Event {
+	msg := m.Score.String()
+	if m.Candidate != nil {
+		return onNodeAndClaim(m.Candidate.Node, m.Candidate.NodeClaim, events.Normal, ReasonConsolidationApproved, msg, 0)
+	}
+	return []events.Event{{InvolvedObject: m.NodePool, Type: events.Normal, Reason: ReasonConsolidationApproved, Message: msg,
+		DedupeValues: []string{m.NodePool.Name, msg}}}
 }

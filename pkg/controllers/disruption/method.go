@@ -22,6 +22,12 @@ type Command struct {
 	Replacements      []solver.NodeClaimPlan
 	// SavingsPerHour is the candidates' price minus the replacements'.
 	SavingsPerHour float64
+	// Moves are the consolidation moves scored on the way to this decision, approved or not (metrics and
+	// ConsolidationApproved events); an empty command may carry them too.
+	Moves []Move
+	// TimedOut says the method's search ran out of time (karpenter_voluntary_disruption_consolidation_
+	// timeouts_total); the command is the best found by then, possibly none.
+	TimedOut bool
 }
 
 // Decision is DecisionDelete or DecisionReplace; "" for an empty command.

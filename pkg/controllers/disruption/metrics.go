@@ -14,6 +14,7 @@ const (
 	decisionLabel          = "decision"
 	consolidationTypeLabel = "consolidation_type"
 	subsystem              = "voluntary_disruption"
+	policyLabel            = "policy"
 )
 
 // collectors are the disruption metrics, under upstream Karpenter's names and labels, plus Lathe's
@@ -30,10 +31,14 @@ type collectors struct {
 	consuming   *prometheus.GaugeVec
 	skipped     *prometheus.CounterVec
 	validations *prometheus.CounterVec
+	moves       *prometheus.CounterVec
+	scores      *prometheus.HistogramVec
+	byPool      *prometheus.CounterVec
+	timeouts    *prometheus.CounterVec
 }
 
 func newCollectors(reg prometheus.Registerer) *collectors {
-	return &collectors{
+	c := &collectors{
 		eligible: metrics.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "eligible_nodes",
 			Help: "Number of nodes eligible for disruption by Karpenter. Labeled by disruption reason.",
@@ -64,11 +69,33 @@ func newCollectors(reg prometheus.Registerer) *collectors {
 			Namespace: metrics.Namespace, Subsystem: "nodepools", Name: "nodes_consuming_budgets",
 			Help: "The number of nodes consuming the budget of a nodepool at a point in time. Labeled by NodePool.",
 		}, []string{metrics.NodePoolLabel, metrics.ReasonLabel})),
+		byPool: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "decisions_by_nodepool_total",
+			Help: "Number of disruption decisions performed by nodepool. Labeled by nodepool name, disruption decision, reason, and consolidation type.",
+		}, []string{metrics.NodePoolLabel, decisionLabel, metrics.ReasonLabel, consolidationTypeLabel})),
+		timeouts: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "consolidation_timeouts_total",
+			Help: "Number of times the Consolidation algorithm has reached a timeout. Labeled by consolidation type.",
+		}, []string{consolidationTypeLabel})),
+		moves: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metrics.Namespace, Name: "consolidation_moves_total",
+			Help: "Number of balanced consolidation moves. Labeled by decision, NodePool, and policy.",
+		}, []string{decisionLabel, metrics.NodePoolLabel, policyLabel})),
+		scores: metrics.Register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: metrics.Namespace, Name: "consolidation_score",
+			Help:    "Score of balanced consolidation moves. Labeled by decision, NodePool, and policy.",
+			Buckets: []float64{0.1, 0.25, 0.33, 0.5, 1.0, 2.0, 5.0, 10.0},
+		}, []string{decisionLabel, metrics.NodePoolLabel, policyLabel})),
 		skipped: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "consolidation_skipped_total",
 			Help: "Number of times a consolidation candidate was considered and kept. Labeled by the kind of reason (pods_do_not_fit, not_cheaper, spot_to_spot, too_many_replacements, other).",
 		}, []string{metrics.ReasonLabel})),
 	}
+	// Both series exist from the start, as upstream's (a timeout alert has something to read).
+	for _, typ := range []string{"single", "multi"} {
+		c.timeouts.WithLabelValues(typ)
+	}
+	return c
 }
 
 // reasonLabel is a disruption reason as a metric label value (snake case, as upstream).

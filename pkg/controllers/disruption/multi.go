@@ -50,8 +50,11 @@ func (m *MultiNodeConsolidation) Compute(ctx context.Context, v *View, budgets m
 	ctx, cancel := context.WithTimeout(ctx, MultiNodeTimeout)
 	defer cancel()
 	sim := newSimulator(v, m.SolverOptions, allowed)
+	totals := balancedTotals(v)
 	var best Command
-	// try simulates the prefix of length k and keeps its command when it works.
+	var lastRejected []Move
+	// try simulates the prefix of length k and keeps its command when it works (and, in Balanced pools,
+	// pays for its disruption).
 	try := func(k int) (bool, error) {
 		plan, err := sim.simulate(ctx, allowed[:k])
 		if err != nil {
@@ -61,27 +64,43 @@ func (m *MultiNodeConsolidation) Compute(ctx context.Context, v *View, budgets m
 		if why != "" {
 			return false, nil
 		}
+		approved, moves := scoreCommand(totals, cmd)
+		if !approved {
+			lastRejected = moves
+			return false, nil
+		}
+		cmd.Moves = moves
 		best = cmd
 		return true, nil
+	}
+	// finish returns the search's outcome. Only it counts as a move: its command, or else the last move
+	// scoring rejected (upstream counts once per search, not once per probe).
+	finish := func(cmd Command, err error) (Command, []Rejection, error) {
+		cmd, _, err = m.done(ctx, cmd, err)
+		if cmd.Decision() == "" && lastRejected != nil {
+			cmd = Command{Moves: lastRejected}
+		}
+		cmd.TimedOut = ctx.Err() == context.DeadlineExceeded
+		return cmd, nil, err
 	}
 	// The longest prefix works, or a step down from the shortest known to fail, doubling each time, does.
 	failed := len(allowed)
 	if ok, err := try(failed); err != nil || ok {
-		return m.done(ctx, best, err)
+		return finish(best, err)
 	}
 	var lo, hi int // the answer is in [lo-1, hi]: lo-1 works, hi+1 doesn't
 	for step := 1; ; step *= 2 {
 		k := max(failed-step, 2)
 		ok, err := try(k)
 		if err != nil {
-			return m.done(ctx, best, err)
+			return finish(best, err)
 		}
 		if ok {
 			lo, hi = k+1, failed-1
 			break
 		}
 		if k == 2 {
-			return Command{}, nil, nil
+			return finish(Command{}, nil)
 		}
 		failed = k
 	}
@@ -89,7 +108,7 @@ func (m *MultiNodeConsolidation) Compute(ctx context.Context, v *View, budgets m
 		mid := (lo + hi) / 2
 		ok, err := try(mid)
 		if err != nil {
-			return m.done(ctx, best, err)
+			return finish(best, err)
 		}
 		if ok {
 			lo = mid + 1
@@ -97,7 +116,7 @@ func (m *MultiNodeConsolidation) Compute(ctx context.Context, v *View, budgets m
 			hi = mid - 1
 		}
 	}
-	return best, nil, nil
+	return finish(best, nil)
 }
 
 // done returns the best command found; after an error, only when the pass ran out of time.

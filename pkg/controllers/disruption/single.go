@@ -2,6 +2,7 @@ package disruption
 
 import (
 	"context"
+	"fmt"
 	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
 	"time"
 )
@@ -26,6 +27,8 @@ func (s *SingleNodeConsolidation) Compute(ctx context.Context, v *View, budgets 
 	ctx, cancel := context.WithTimeout(ctx, SingleNodeTimeout)
 	defer cancel()
 	var rejected []Rejection
+	var moves []Move
+	totals := balancedTotals(v)
 	// The first candidate is simulated from scratch; the nodes are prepared once for the rest, only if it
 	// stays.
 	sim := &simulator{v: v, opts: s.SolverOptions}
@@ -35,6 +38,10 @@ func (s *SingleNodeConsolidation) Compute(ctx context.Context, v *View, budgets 
 		}
 		if ctx.Err() != nil {
 			break
+		}
+		if ok, sc := canPass(totals, c); !ok {
+			rejected = append(rejected, Rejection{Candidate: c, Message: "Balanced consolidation: even deleting the node would not pay for its disruption: " + sc.String()})
+			continue
 		}
 		if !sim.prepared && len(rejected) > 0 {
 			sim.prepare(candidates[i:])
@@ -47,10 +54,18 @@ func (s *SingleNodeConsolidation) Compute(ctx context.Context, v *View, budgets 
 			return Command{}, rejected, err
 		}
 		cmd, why := s.evaluate([]*Candidate{c}, plan, s.ConsolidationType())
-		if why == "" {
+		if why != "" {
+			rejected = append(rejected, Rejection{Candidate: c, Message: why})
+			continue
+		}
+		approved, scored := scoreCommand(totals, cmd)
+		moves = append(moves, scored...)
+		if approved {
+			cmd.Moves = moves
 			return cmd, rejected, nil
 		}
-		rejected = append(rejected, Rejection{Candidate: c, Message: why})
+		rejected = append(rejected, Rejection{Candidate: c, Message: fmt.Sprintf("Balanced consolidation: %s %s would not pay for its disruption: %s",
+			cmd.Decision(), c.Name(), rejectedScore(scored))})
 	}
-	return Command{}, rejected, nil
+	return Command{Moves: moves, TimedOut: ctx.Err() == context.DeadlineExceeded}, rejected, nil
 }

@@ -345,9 +345,8 @@ func TestUnsupportedSettingsAreRefused(t *testing.T) {
 		vars map[string]string
 		want []string // every one must appear in the error
 	}{
-		{map[string]string{"FEATURE_GATES": "StaticCapacity=true"}, []string{"FEATURE_GATES", "StaticCapacity=true", "not supported yet"}},
-		{map[string]string{"FEATURE_GATES": "NodeRepair=true,StaticCapacity=true"}, []string{"StaticCapacity=true"}},
-		{map[string]string{"FEATURE_GATES": "NodeOverlay=true"}, []string{"NodeOverlay=true"}},
+		{map[string]string{"FEATURE_GATES": "NodeOverlay=true"}, []string{"FEATURE_GATES", "NodeOverlay=true", "not supported yet"}},
+		{map[string]string{"FEATURE_GATES": "StaticCapacity=true,NodeOverlay=true"}, []string{"NodeOverlay=true"}},
 		{map[string]string{"FEATURE_GATES": "CapacityBuffer=true"}, []string{"CapacityBuffer=true"}},
 		{map[string]string{"RESERVED_ENIS": "1"}, []string{"RESERVED_ENIS=1 is not supported yet"}},
 		{map[string]string{"IGNORE_DRA_REQUESTS": "false"}, []string{"IGNORE_DRA_REQUESTS=false is not supported yet"}},
@@ -377,13 +376,14 @@ func TestUnsupportedSettingsAreRefused(t *testing.T) {
 	}
 }
 
-// NodeRepair and SpotToSpotConsolidation are built: turning them on is accepted and reaches Options.
+// NodeRepair, SpotToSpotConsolidation and StaticCapacity are built: turning them on is accepted and
+// reaches Options.
 func TestBuiltGatesAreAccepted(t *testing.T) {
-	opts, err := options.Parse(nil, env(with(map[string]string{"FEATURE_GATES": "NodeRepair=true,SpotToSpotConsolidation=true"})))
+	opts, err := options.Parse(nil, env(with(map[string]string{"FEATURE_GATES": "NodeRepair=true,SpotToSpotConsolidation=true,StaticCapacity=true"})))
 	if err != nil {
-		t.Fatalf("FEATURE_GATES=NodeRepair=true,SpotToSpotConsolidation=true: %v", err)
+		t.Fatalf("FEATURE_GATES=NodeRepair=true,SpotToSpotConsolidation=true,StaticCapacity=true: %v", err)
 	}
-	if !opts.FeatureGates.NodeRepair || !opts.FeatureGates.SpotToSpotConsolidation {
-		t.Fatalf("FeatureGates %+v, want NodeRepair and SpotToSpotConsolidation on", opts.FeatureGates)
+	if !opts.FeatureGates.NodeRepair || !opts.FeatureGates.SpotToSpotConsolidation || !opts.FeatureGates.StaticCapacity {
+		t.Fatalf("FeatureGates %+v, want NodeRepair, SpotToSpotConsolidation and StaticCapacity on", opts.FeatureGates)
 	}
 }

@@ -11,7 +11,6 @@ import (
 // When a feature lands, its gate leaves this list and its controllers read Options.FeatureGates.
 var notBuiltGates = map[string]string{
 	"NodeOverlay":    "NodeOverlay is not built",
-	"StaticCapacity": "static NodePools (spec.replicas) are not provisioned",
 	"CapacityBuffer": "capacity buffers are not built",
 }
 

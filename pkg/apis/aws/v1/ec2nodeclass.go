@@ -46,7 +46,7 @@ type EC2NodeClassSpec struct {
 	// +kubebuilder:validation:XValidation:message="'id' is mutually exclusive, cannot be set with a combination of other fields in a subnet selector term",rule="!self.all(x, has(x.id) && has(x.tags))"
 	// +kubebuilder:validation:MaxItems:=30
 	// +required
-	SubnetSelectorTerms []SubnetSelectorTerm `json:"subnetSelectorTerms"`
+	SubnetSelectorTerms []SubnetSelectorTerm `json:"subnetSelectorTerms" hash:"ignore"`
 	// SecurityGroupSelectorTerms select the security groups instances get; the terms are ORed.
 	// +kubebuilder:validation:XValidation:message="securityGroupSelectorTerms cannot be empty",rule="self.size() != 0"
 	// +kubebuilder:validation:XValidation:message="expected at least one, got none, ['tags', 'id', 'name']",rule="self.all(x, has(x.tags) || has(x.id) || has(x.name))"
@@ -54,14 +54,14 @@ type EC2NodeClassSpec struct {
 	// +kubebuilder:validation:XValidation:message="'name' is mutually exclusive, cannot be set with a combination of other fields in a security group selector term",rule="!self.all(x, has(x.name) && (has(x.tags) || has(x.id)))"
 	// +kubebuilder:validation:MaxItems:=30
 	// +required
-	SecurityGroupSelectorTerms []SecurityGroupSelectorTerm `json:"securityGroupSelectorTerms"`
+	SecurityGroupSelectorTerms []SecurityGroupSelectorTerm `json:"securityGroupSelectorTerms" hash:"ignore"`
 	// CapacityReservationSelectorTerms select the capacity reservations instances may launch into; the terms
 	// are ORed.
 	// +kubebuilder:validation:XValidation:message="expected at least one, got none, ['tags', 'id', 'instanceMatchCriteria']",rule="self.all(x, has(x.tags) || has(x.id) || has(x.instanceMatchCriteria))"
 	// +kubebuilder:validation:XValidation:message="'id' is mutually exclusive, cannot be set along with other fields in a capacity reservation selector term",rule="!self.all(x, has(x.id) && (has(x.tags) || has(x.ownerID) || has(x.instanceMatchCriteria)))"
 	// +kubebuilder:validation:MaxItems:=30
 	// +optional
-	CapacityReservationSelectorTerms []CapacityReservationSelectorTerm `json:"capacityReservationSelectorTerms,omitempty"`
+	CapacityReservationSelectorTerms []CapacityReservationSelectorTerm `json:"capacityReservationSelectorTerms,omitempty" hash:"ignore"`
 	// PlacementGroupSelector selects one placement group, by name or by id, that instances launch into.
 	// +optional
 	PlacementGroupSelector *PlacementGroupSelector `json:"placementGroupSelector,omitempty"`
@@ -71,7 +71,7 @@ type EC2NodeClassSpec struct {
 	// IPPrefixCount is the number of IPv4 prefixes assigned to the primary network interface.
 	// +kubebuilder:validation:Minimum:=0
 	// +optional
-	IPPrefixCount *int32 `json:"ipPrefixCount,omitempty"`
+	IPPrefixCount *int32 `json:"ipPrefixCount,omitempty" hash:"ignore"`
 	// AMISelectorTerms select the images instances boot; the terms are ORed. An alias term stands alone.
 	// +kubebuilder:validation:XValidation:message="expected at least one, got none, ['tags', 'id', 'name', 'alias', 'ssmParameter']",rule="self.all(x, has(x.tags) || has(x.id) || has(x.name) || has(x.alias) || has(x.ssmParameter))"
 	// +kubebuilder:validation:XValidation:message="'id' is mutually exclusive, cannot be set with a combination of other fields in amiSelectorTerms",rule="!self.exists(x, has(x.id) && (has(x.alias) || has(x.tags) || has(x.name) || has(x.owner)))"
@@ -80,12 +80,12 @@ type EC2NodeClassSpec struct {
 	// +kubebuilder:validation:MinItems:=1
 	// +kubebuilder:validation:MaxItems:=30
 	// +required
-	AMISelectorTerms []AMISelectorTerm `json:"amiSelectorTerms"`
+	AMISelectorTerms []AMISelectorTerm `json:"amiSelectorTerms" hash:"ignore"`
 	// AMIFamily sets the user data format and default block devices. Optional with an alias (it is inferred and
 	// may only be the alias' family or Custom); required otherwise.
 	// +kubebuilder:validation:Enum:={AL2,AL2023,Bottlerocket,Custom,Windows2019,Windows2022,Windows2025}
 	// +optional
-	AMIFamily *string `json:"amiFamily,omitempty"`
+	AMIFamily *string `json:"amiFamily,omitempty" hash:"ignore"`
 	// UserData is merged with the bootstrap configuration Lathe generates for the AMI family (passed verbatim for
 	// Custom).
 	// +optional
