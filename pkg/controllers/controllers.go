@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/discovery"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -149,15 +150,31 @@ func newCloudProvider(ctx context.Context, deps Deps) (cloudprovider.CloudProvid
 		interruptions := sim.NewInterruptionController(cloud, mgr.GetClient(), deps.Clock)
 		return cloud, []controller{nodeClasses, interruptions}, nil
 	case options.CloudProviderAWS:
-		o := deps.Options
-		cloud, err := awsprovider.NewFromEnvironment(ctx, deps.Manager.GetClient(), deps.Clock, awsprovider.Settings{
-			ClusterName: o.ClusterName, ClusterEndpoint: o.ClusterEndpoint, ClusterCABundle: o.ClusterCABundle, VMMemoryOverheadPercent: o.VMMemoryOverheadPercent,
-		})
-		if err != nil {
-			return nil, nil, fmt.Errorf("creating aws cloud provider, %w", err)
-		}
-		return cloud, []controller{awsprovider.NewTemplateSweeper(cloud, deps.Clock)}, nil
+		return newAWSProvider(ctx, deps)
 	default:
 		return nil, nil, fmt.Errorf("cloud provider %q is not available in this build (use CLOUD_PROVIDER=sim or aws)", deps.Options.CloudProvider)
 	}
+}
+
+// newAWSProvider builds the AWS provider from the SDK's default chain, with its node class controllers.
+func newAWSProvider(ctx context.Context, deps Deps) (cloudprovider.CloudProvider, []controller, error) {
+	mgr, o := deps.Manager, deps.Options
+	versions, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating discovery client, %w", err)
+	}
+	cloud, controllers, err := awsprovider.NewFromEnvironment(ctx, awsprovider.EnvironmentDeps{
+		Client: mgr.GetClient(), Discovery: versions, Clock: deps.Clock,
+		Recorder: events.NewRecorder(mgr.GetEventRecorderFor("karpenter"), deps.Clock),
+		Settings: awsprovider.Settings{ClusterName: o.ClusterName, ClusterEndpoint: o.ClusterEndpoint, ClusterCABundle: o.ClusterCABundle,
+			VMMemoryOverheadPercent: o.VMMemoryOverheadPercent, ReservedCapacity: o.FeatureGates.ReservedCapacity},
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating aws cloud provider, %w", err)
+	}
+	out := make([]controller, 0, len(controllers))
+	for _, c := range controllers {
+		out = append(out, c)
+	}
+	return cloud, out, nil
 }

@@ -11,46 +11,90 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
+	"k8s.io/client-go/discovery"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	awsv1 "github.com/lathe-autoscaler/lathe/pkg/apis/aws/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/events"
+	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/ami"
+	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/nodeclass"
 )
 
 // Settings are the process settings the provider reads (CLUSTER_NAME, CLUSTER_ENDPOINT, CLUSTER_CA_BUNDLE,
-// VM_MEMORY_OVERHEAD_PERCENT).
+// VM_MEMORY_OVERHEAD_PERCENT, the ReservedCapacity feature gate).
 type Settings struct {
 	ClusterName, ClusterEndpoint, ClusterCABundle string
 	VMMemoryOverheadPercent                       float64
+	ReservedCapacity                              bool
 }
 
-// NewFromEnvironment builds the provider as it runs on EKS: the SDK configuration (region, credentials,
-// endpoint) from the default chain only (environment, shared config, web identity / IRSA, Pod Identity,
-// instance metadata), so credentials never pass through Lathe's settings or logs; the region's zones from
-// DescribeAvailabilityZones; and whatever of the cluster endpoint, CA bundle and service range the
-// settings leave out from EKS DescribeCluster.
-func NewFromEnvironment(ctx context.Context, kube client.Reader, clk clock.Clock, s Settings) (*CloudProvider, error) {
+// EnvironmentDeps are what NewFromEnvironment builds from.
+type EnvironmentDeps struct {
+	// Client reads and writes EC2NodeClasses and NodeClaims (the manager's, cached). Required.
+	Client client.Client
+	// Discovery answers the cluster's Kubernetes version (for AMI aliases). Required.
+	Discovery discovery.ServerVersionInterface
+	Clock     clock.Clock
+	Recorder  events.Recorder
+	Settings  Settings
+}
+
+// Controller is a controller that comes with the provider.
+type Controller interface {
+	Register(ctx context.Context, mgr manager.Manager) error
+}
+
+// NewFromEnvironment builds the provider as it runs on EKS, with the controllers that come with it (the
+// EC2NodeClass status and hash controllers, the launch template sweeper): the SDK configuration (region,
+// credentials, endpoint) from the default chain only (environment, shared config, web identity / IRSA,
+// Pod Identity, instance metadata), so credentials never pass through Lathe's settings or logs; the
+// region's zones from DescribeAvailabilityZones; and whatever of the cluster endpoint, CA bundle and
+// service range the settings leave out from EKS DescribeCluster.
+func NewFromEnvironment(ctx context.Context, deps EnvironmentDeps) (*CloudProvider, []Controller, error) {
+	s := deps.Settings
+	if deps.Clock == nil {
+		deps.Clock = clock.RealClock{}
+	}
 	cfg, err := config.LoadDefaultConfig(ctx, config.WithEC2IMDSRegion())
 	if err != nil {
-		return nil, fmt.Errorf("loading the AWS SDK configuration, %w", err)
+		return nil, nil, fmt.Errorf("loading the AWS SDK configuration, %w", err)
 	}
 	if cfg.Region == "" {
-		return nil, errors.New("no AWS region: set AWS_REGION (or run where instance metadata answers)")
+		return nil, nil, errors.New("no AWS region: set AWS_REGION (or run where instance metadata answers)")
 	}
 	cluster, err := discoverCluster(ctx, eks.NewFromConfig(cfg), s)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ec2api := ec2.NewFromConfig(cfg)
 	zones, err := regionZones(ctx, ec2api)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	log.FromContext(ctx).Info("using AWS", "region", cfg.Region, "zones", zones, "clusterEndpoint", cluster.endpoint)
-	return New(Deps{
-		Client: kube, EC2: ec2api, Clock: clk, ClusterName: s.ClusterName, ClusterEndpoint: cluster.endpoint,
+	providers := nodeclass.NewProviders(cfg, deps.Clock, s.ClusterName, ami.ServerVersion(deps.Discovery))
+	cloud, err := New(Deps{
+		Client: deps.Client, EC2: ec2api, Clock: deps.Clock, ClusterName: s.ClusterName, ClusterEndpoint: cluster.endpoint,
 		ClusterCABundle: cluster.caBundle, ClusterDNS: cluster.dns, ClusterCIDR: cluster.cidr, Region: cfg.Region, Zones: zones,
-		UserData: RenderUserData, VMMemoryOverheadPercent: s.VMMemoryOverheadPercent,
+		UserData: RenderUserData, VMMemoryOverheadPercent: s.VMMemoryOverheadPercent, Subnets: providers.Subnets,
 	})
+	if err != nil {
+		return nil, nil, err
+	}
+	var caBundle *string
+	if s.ClusterCABundle != "" {
+		caBundle = &s.ClusterCABundle
+	}
+	controllers := []Controller{
+		nodeclass.NewController(nodeclass.Deps{Client: deps.Client, Clock: deps.Clock, Recorder: deps.Recorder, Providers: providers,
+			ReservedCapacity: s.ReservedCapacity, Cleanups: []func(context.Context, *awsv1.EC2NodeClass) error{cloud.templates.DeleteForNodeClass}}),
+		nodeclass.NewHashController(deps.Client, caBundle),
+		NewTemplateSweeper(cloud, deps.Clock),
+	}
+	return cloud, controllers, nil
 }
 
 type clusterInfo struct{ endpoint, caBundle, cidr, dns string }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/client-go/discovery"
+
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/fakeaws"
 )
@@ -21,16 +23,24 @@ func TestNewFromEnvironmentUsesTheDefaultChainAndDiscoversTheCluster(t *testing.
 	} {
 		t.Setenv(k, v)
 	}
-	p, err := aws.NewFromEnvironment(context.Background(), env.Client, nil, aws.Settings{ClusterName: clusterName})
+	p, controllers, err := aws.NewFromEnvironment(context.Background(), aws.EnvironmentDeps{Client: env.Client, Discovery: discoveryOf(t), Settings: aws.Settings{ClusterName: clusterName}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Name() != "aws" || fake.Faults().Calls("eks", "DescribeCluster") != 1 || fake.Faults().Calls("ec2", "DescribeAvailabilityZones") != 1 {
+	if p.Name() != "aws" || len(controllers) != 3 || fake.Faults().Calls("eks", "DescribeCluster") != 1 || fake.Faults().Calls("ec2", "DescribeAvailabilityZones") != 1 {
 		t.Fatalf("provider built without asking the fake: DescribeCluster %d, DescribeAvailabilityZones %d",
 			fake.Faults().Calls("eks", "DescribeCluster"), fake.Faults().Calls("ec2", "DescribeAvailabilityZones"))
 	}
-	_, err = aws.NewFromEnvironment(context.Background(), env.Client, nil, aws.Settings{ClusterName: "unknown"})
+	_, _, err = aws.NewFromEnvironment(context.Background(), aws.EnvironmentDeps{Client: env.Client, Discovery: discoveryOf(t), Settings: aws.Settings{ClusterName: "unknown"}})
 	if err == nil || !strings.Contains(err.Error(), "CLUSTER_ENDPOINT") {
 		t.Fatalf("error = %v, want one that says to set CLUSTER_ENDPOINT", err)
 	}
+}
+
+func discoveryOf(t *testing.T) discovery.ServerVersionInterface {
+	d, err := discovery.NewDiscoveryClientForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

@@ -13,7 +13,9 @@ import (
 
 type subnetList []ec2types.Subnet
 
-func (l subnetList) List(context.Context, []awsv1.SubnetSelectorTerm) ([]ec2types.Subnet, error) { return l, nil }
+func (l subnetList) List(context.Context, []awsv1.SubnetSelectorTerm) ([]ec2types.Subnet, error) {
+	return l, nil
+}
 
 func TestLaunchesIntoTheSubnetWithTheMostFreeAddresses(t *testing.T) {
 	subnet := func(id, zone string, free int32) ec2types.Subnet {

@@ -1,8 +1,6 @@
 package aws
 
 import (
-	"errors"
-
 	corev1 "k8s.io/api/core/v1"
 
 	awsv1 "github.com/lathe-autoscaler/lathe/pkg/apis/aws/v1"
@@ -22,8 +20,3 @@ type UserDataInput struct {
 
 // UserDataRenderer renders a node's user data document.
 type UserDataRenderer func(UserDataInput) (string, error)
-
-// RenderUserData renders user data with package userdata (wired in once it is on main).
-func RenderUserData(UserDataInput) (string, error) {
-	return "", errors.New("user data rendering is not wired in this build yet")
-}

@@ -39,7 +39,9 @@ type BootOptions struct {
 	ClusterName, ClusterEndpoint, ClusterCABundle string
 	// Parse reads an instance's user data for an AMI family as the node's bootstrap would. Required.
 	Parse func(family, doc string) (BootNode, error)
-	// FamilyOf names the AMI family of an image ("AL2023", "AL2", "Bottlerocket", ...). Default AL2023.
+	// FamilyOf names the AMI family of an image ("AL2023", "AL2", "Bottlerocket", ...). Default: from the
+	// name of the fake's image (EKS-optimized names); an image the fake doesn't know has no family and
+	// its instances never join.
 	FamilyOf func(imageID string) string
 	// Log receives why an instance didn't join. Default discards.
 	Log logr.Logger
@@ -67,7 +69,7 @@ func (s *Server) BootNodesInto(c client.Client, opts BootOptions) error {
 		return errors.New("booting instances needs a user data parser")
 	}
 	if opts.FamilyOf == nil {
-		opts.FamilyOf = func(string) string { return "AL2023" }
+		opts.FamilyOf = s.familyOfImage
 	}
 	its, err := catalog.EC2(catalog.EC2Options{Region: s.opts.Region, Zones: s.opts.Zones})
 	if err != nil {

@@ -46,7 +46,7 @@ func TestInstancesBootIntoNodes(t *testing.T) {
 	}
 	defer func() { _ = env.Stop() }()
 	r := start(t)
-	if err := r.BootNodesInto(env.Client, BootOptions{ClusterName: "demo", Parse: parseLines}); err != nil {
+	if err := r.BootNodesInto(env.Client, BootOptions{ClusterName: "demo", Parse: parseLines, FamilyOf: func(string) string { return "AL2023" }}); err != nil {
 		t.Fatal(err)
 	}
 	c := ec2.NewFromConfig(r.AWSConfig())
