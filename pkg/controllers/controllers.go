@@ -167,7 +167,8 @@ func newAWSProvider(ctx context.Context, deps Deps) (cloudprovider.CloudProvider
 		Client: mgr.GetClient(), Discovery: versions, Clock: deps.Clock,
 		Recorder: events.NewRecorder(mgr.GetEventRecorderFor("karpenter"), deps.Clock),
 		Settings: awsprovider.Settings{ClusterName: o.ClusterName, ClusterEndpoint: o.ClusterEndpoint, ClusterCABundle: o.ClusterCABundle,
-			VMMemoryOverheadPercent: o.VMMemoryOverheadPercent, ReservedCapacity: o.FeatureGates.ReservedCapacity},
+			VMMemoryOverheadPercent: o.VMMemoryOverheadPercent, ReservedCapacity: o.FeatureGates.ReservedCapacity,
+			IsolatedVPC: o.IsolatedVPC, ReservedENIs: o.ReservedENIs},
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating aws cloud provider, %w", err)

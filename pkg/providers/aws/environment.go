@@ -20,7 +20,10 @@ import (
 	awsv1 "github.com/lathe-autoscaler/lathe/pkg/apis/aws/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/events"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/ami"
+	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/instancetype"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/nodeclass"
+	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/pricing"
+	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/unavailable"
 )
 
 // Settings are the process settings the provider reads (CLUSTER_NAME, CLUSTER_ENDPOINT, CLUSTER_CA_BUNDLE,
@@ -29,6 +32,10 @@ type Settings struct {
 	ClusterName, ClusterEndpoint, ClusterCABundle string
 	VMMemoryOverheadPercent                       float64
 	ReservedCapacity                              bool
+	// IsolatedVPC (ISOLATED_VPC): no Pricing API or spot price calls; the embedded prices only.
+	IsolatedVPC bool
+	// ReservedENIs (RESERVED_ENIS): network interfaces kept out of the max-pods calculation.
+	ReservedENIs int
 }
 
 // EnvironmentDeps are what NewFromEnvironment builds from.
@@ -76,10 +83,14 @@ func NewFromEnvironment(ctx context.Context, deps EnvironmentDeps) (*CloudProvid
 	}
 	log.FromContext(ctx).Info("using AWS", "region", cfg.Region, "zones", zones, "clusterEndpoint", cluster.endpoint)
 	providers := nodeclass.NewProviders(cfg, deps.Clock, s.ClusterName, ami.ServerVersion(deps.Discovery))
+	offerings := unavailable.New(deps.Clock)
+	prices := pricing.New(pricing.Options{EC2: ec2api, Pricing: pricing.NewAPI(cfg), Region: cfg.Region, IsolatedVPC: s.IsolatedVPC, Clock: deps.Clock})
+	types := instancetype.New(instancetype.Options{EC2: ec2api, Prices: prices, Region: cfg.Region, Unavailable: offerings,
+		VMMemoryOverheadPercent: s.VMMemoryOverheadPercent, ReservedENIs: s.ReservedENIs, Clock: deps.Clock})
 	cloud, err := New(Deps{
 		Client: deps.Client, EC2: ec2api, Clock: deps.Clock, ClusterName: s.ClusterName, ClusterEndpoint: cluster.endpoint,
 		ClusterCABundle: cluster.caBundle, ClusterDNS: cluster.dns, ClusterCIDR: cluster.cidr, Region: cfg.Region, Zones: zones,
-		UserData: RenderUserData, VMMemoryOverheadPercent: s.VMMemoryOverheadPercent, Subnets: providers.Subnets,
+		UserData: RenderUserData, InstanceTypes: types, Unavailable: offerings, Subnets: providers.Subnets,
 	})
 	if err != nil {
 		return nil, nil, err
@@ -93,9 +104,15 @@ func NewFromEnvironment(ctx context.Context, deps EnvironmentDeps) (*CloudProvid
 			ReservedCapacity: s.ReservedCapacity, Cleanups: []func(context.Context, *awsv1.EC2NodeClass) error{cloud.templates.DeleteForNodeClass}}),
 		nodeclass.NewHashController(deps.Client, caBundle),
 		NewTemplateSweeper(cloud, deps.Clock),
+		runnable{prices},
 	}
 	return cloud, controllers, nil
 }
+
+// runnable registers a manager.Runnable (the price refresher) as a controller.
+type runnable struct{ manager.Runnable }
+
+func (r runnable) Register(_ context.Context, mgr manager.Manager) error { return mgr.Add(r.Runnable) }
 
 type clusterInfo struct{ endpoint, caBundle, cidr, dns string }
 

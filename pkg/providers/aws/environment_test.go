@@ -27,7 +27,7 @@ func TestNewFromEnvironmentUsesTheDefaultChainAndDiscoversTheCluster(t *testing.
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Name() != "aws" || len(controllers) != 3 || fake.Faults().Calls("eks", "DescribeCluster") != 1 || fake.Faults().Calls("ec2", "DescribeAvailabilityZones") != 1 {
+	if p.Name() != "aws" || len(controllers) != 4 || fake.Faults().Calls("eks", "DescribeCluster") != 1 || fake.Faults().Calls("ec2", "DescribeAvailabilityZones") != 1 {
 		t.Fatalf("provider built without asking the fake: DescribeCluster %d, DescribeAvailabilityZones %d",
 			fake.Faults().Calls("eks", "DescribeCluster"), fake.Faults().Calls("ec2", "DescribeAvailabilityZones"))
 	}

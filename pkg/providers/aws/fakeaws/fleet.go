@@ -118,8 +118,9 @@ func (s *Server) createFleet(q query) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if boot != nil {
-		for _, in := range launched {
+	for _, in := range launched {
+		s.AdjustSubnetIPs(in.SubnetID, -1) // an instance takes an address of its subnet
+		if boot != nil {
 			boot.start(in)
 		}
 	}

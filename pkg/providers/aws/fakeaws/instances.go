@@ -293,8 +293,9 @@ func (s *Server) terminateInstances(q query) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if boot != nil {
-		for _, in := range killed {
+	for _, in := range killed {
+		s.AdjustSubnetIPs(in.SubnetID, 1)
+		if boot != nil {
 			boot.shutdown(in)
 		}
 	}
