@@ -3,8 +3,10 @@ package aws_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/go-logr/logr/testr"
 
 	corev1 "k8s.io/api/core/v1"
@@ -83,4 +85,36 @@ func lower(s string) string {
 		}
 	}
 	return string(out)
+}
+
+// User data for another family than the image's (an AL2023 NodeConfig on an AL2 image) is a node that never
+// joins, as on EKS.
+func TestUserDataTheImageCannotReadNeverJoins(t *testing.T) {
+	h := newHarness(t, func(d *aws.Deps) { d.UserData, d.ClusterCIDR = aws.RenderUserData, "10.100.0.0/16" })
+	h.fake.SeedEKSOptimizedImages("1.32")
+	al2, ok := h.fake.Parameter("/aws/service/eks/optimized-ami/1.32/amazon-linux-2/recommended/image_id")
+	if !ok {
+		t.Fatal("no AL2 image")
+	}
+	var logs []string
+	if err := h.fake.BootNodesInto(env.Client, fakeaws.BootOptions{ClusterName: clusterName, Parse: fakeaws.ParseUserData,
+		Log: funcr.New(func(_, args string) { logs = append(logs, args) }, funcr.Options{})}); err != nil {
+		t.Fatal(err)
+	}
+	nc := nodeClass(t, "wrongfamily", func(nc *awsv1.EC2NodeClass) { nc.Status.AMIs[0].ID = al2 })
+	got, err := h.provider.Create(context.Background(), nodeClaim(nc.Name, "on-demand", "m5.large"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.fake.WaitForBoots()
+	nodes := &corev1.NodeList{}
+	if err := env.Client.List(context.Background(), nodes); err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(nodes.Items, func(n corev1.Node) bool { return n.Spec.ProviderID == got.Status.ProviderID }) {
+		t.Fatal("a node joined from user data its image can't read")
+	}
+	if len(logs) != 1 || !strings.Contains(logs[0], "AL2 user data") {
+		t.Fatalf("logs = %v, want why the instance never joined", logs)
+	}
 }
