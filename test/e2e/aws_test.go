@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,6 +54,40 @@ spec:
   subnetSelectorTerms:
     - tags:
         karpenter.sh/discovery: "e2e"
+  securityGroupSelectorTerms:
+    - tags:
+        karpenter.sh/discovery: "e2e"
+  amiSelectorTerms:
+    - alias: al2023@latest
+`
+
+// awsPoolNoSubnets is a pool whose EC2NodeClass selects subnets that don't exist.
+const awsPoolNoSubnets = `
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: aws-nosubnets
+spec:
+  template:
+    spec:
+      requirements:
+        - key: kubernetes.io/arch
+          operator: In
+          values: ["amd64"]
+      nodeClassRef:
+        group: karpenter.k8s.aws
+        kind: EC2NodeClass
+        name: aws-nosubnets
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata:
+  name: aws-nosubnets
+spec:
+  role: "KarpenterNodeRole-e2e"
+  subnetSelectorTerms:
+    - tags:
+        karpenter.sh/discovery: "nowhere"
   securityGroupSelectorTerms:
     - tags:
         karpenter.sh/discovery: "e2e"
@@ -139,6 +174,8 @@ func TestAWSProviderAgainstFakeAWS(t *testing.T) {
 		t.Error("the leaked instance was not garbage collected")
 	}
 
+	noSubnets(t, fake)
+
 	if err := s.kubeClient.DeleteAllOf(ctx, &v1.NodeClaim{}); err != nil {
 		t.Fatal(err)
 	}
@@ -160,4 +197,47 @@ func deletePool(t *testing.T) {
 		err := s.kubeClient.Get(ctx, client.ObjectKey{Name: "aws"}, &awsv1.EC2NodeClass{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
+}
+
+// noSubnets checks a pool whose node class's subnets match nothing: the class says which selector matched
+// nothing, its pods stay pending and nothing is launched for it.
+func noSubnets(t *testing.T, fake *localcluster.FakeAWS) {
+	ctx := context.Background()
+	if _, err := s.applier.Apply(ctx, []byte(awsPoolNoSubnets), nil); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = s.kubeClient.Delete(ctx, &v1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "aws-nosubnets"}})
+		_ = s.kubeClient.Delete(ctx, &awsv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: "aws-nosubnets"}})
+	}()
+	eventually(t, time.Minute, "the aws-nosubnets EC2NodeClass to name its subnet selector", func(ctx context.Context) (bool, error) {
+		nc := &awsv1.EC2NodeClass{}
+		if err := s.kubeClient.Get(ctx, client.ObjectKey{Name: "aws-nosubnets"}, nc); err != nil {
+			return false, err
+		}
+		for _, c := range nc.Status.Conditions {
+			if c.Type == awsv1.ConditionTypeSubnetsReady && c.Status == "False" && strings.Contains(c.Message, "karpenter.sh/discovery=nowhere") {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	ns := namespace(t, "inflate-nosubnets")
+	defer cleanUp(t, ns)
+	deployment(t, ns, "stuck", 1, "1", func(spec *corev1.PodSpec) {
+		spec.NodeSelector = map[string]string{v1.NodePoolLabelKey: "aws-nosubnets"}
+	})
+	eventually(t, time.Minute, "a FailedScheduling event on the stuck pod", func(ctx context.Context) (bool, error) {
+		var pods corev1.PodList
+		if err := s.kubeClient.List(ctx, &pods, client.InNamespace(ns)); err != nil || len(pods.Items) == 0 {
+			return false, err
+		}
+		evs, err := events(ctx, ns, "Pod", pods.Items[0].Name, "FailedScheduling")
+		return len(evs) > 0 && pods.Items[0].Status.Phase == corev1.PodPending, err
+	})
+	for _, in := range fake.Instances() {
+		if in.Tags["karpenter.sh/nodepool"] == "aws-nosubnets" {
+			t.Errorf("instance %s launched for the pool without subnets", in.ID)
+		}
+	}
 }
