@@ -24,13 +24,15 @@ type Requirement struct {
 	// NodeClaim may launch.
 	MinValues *int
 
+	values []string // sorted, unique
+	lower  int64    // inclusive
+	upper  int64    // inclusive
+	// The flags share one word (72 bytes a requirement instead of 88 with each flag beside its value): the
+	// EC2 catalog holds about 42,000 requirements, and allocating their maps is most of loading it.
 	complement    bool
-	values        []string // sorted, unique
 	absentAllowed bool
 	hasLower      bool
-	lower         int64 // inclusive
 	hasUpper      bool
-	upper         int64 // inclusive
 }
 
 // NewRequirement builds a requirement from a node selector operator. The key is normalised (beta labels map to

@@ -44,17 +44,16 @@ type typeMeta struct {
 // converted and decoded in parallel (YAML decoding is most of the cost of reading thousands of pods), and
 // added in order.
 func (o *objects) read(r io.Reader, source string) error {
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(r))
-	var docs [][]byte
-	for doc := 1; ; doc++ {
-		raw, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("reading %s document %d, %w", source, doc, err)
-		}
-		docs = append(docs, raw)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return fmt.Errorf("reading %s, %w", source, err)
+	}
+	docs, ok, err := splitDocuments(data)
+	if !ok {
+		docs, err = readDocuments(bytes.NewReader(data))
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s document %d, %w", source, len(docs)+1, err)
 	}
 	decoded := make([][]any, len(docs))
 	errs := make([]error, len(docs))
@@ -80,29 +79,53 @@ func (o *objects) read(r io.Reader, source string) error {
 	return nil
 }
 
-// decodeDocuments decodes consecutive documents into decoded, and their errors into errs: converted to JSON
+// readDocuments splits a stream with YAMLReader; on error, docs are the documents before the one at fault.
+func readDocuments(r io.Reader) ([][]byte, error) {
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(r))
+	var docs [][]byte
+	for {
+		raw, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return docs, err
+		}
+		docs = append(docs, raw)
+	}
+}
+
+// decodeDocuments decodes consecutive documents into decoded, and their errors into errs. Documents in plain
+// block style are converted to JSON without a YAML parser (blockYAMLToJSON); the others are converted
 // together when they can be, else one by one.
 func decodeDocuments(docs [][]byte, decoded [][]any, errs []error) {
-	var nonEmpty [][]byte
+	data, kinds := make([][]byte, len(docs)), make([]string, len(docs))
+	var rest [][]byte
 	var at []int
 	for i, raw := range docs {
-		if len(bytes.TrimSpace(raw)) > 0 {
-			nonEmpty, at = append(nonEmpty, raw), append(at, i)
+		if len(bytes.TrimSpace(raw)) == 0 {
+			continue
+		}
+		var ok bool
+		if data[i], kinds[i], ok = blockYAMLToJSON(raw); !ok {
+			rest, at = append(rest, raw), append(at, i)
 		}
 	}
-	data, kinds, ok := yamlDocumentsToJSON(nonEmpty)
-	if !ok {
-		for i, raw := range docs {
-			decoded[i], errs[i] = decodeDocument(raw)
-		}
-		return
-	}
+	restData, restKinds, ok := yamlDocumentsToJSON(rest)
 	for j, i := range at {
+		if !ok {
+			decoded[i], errs[i] = decodeDocument(docs[i])
+			continue
+		}
+		data[i], kinds[i] = restData[j], restKinds[j]
+	}
+	for i := range docs {
 		switch {
-		case kinds[j] != "":
-			decoded[i], errs[i] = decodeJSONOfKind(data[j], kinds[j])
-		case string(data[j]) != "null":
-			decoded[i], errs[i] = decodeJSON(data[j])
+		case data[i] == nil:
+		case kinds[i] != "":
+			decoded[i], errs[i] = decodeJSONOfKind(data[i], kinds[i])
+		case string(data[i]) != "null":
+			decoded[i], errs[i] = decodeJSON(data[i])
 		}
 	}
 }

@@ -20,5 +20,8 @@
 // # Faults
 //
 // Faults (faults.go) inject throttling, error codes and latency per action, for a number of calls or until
-// cleared, so tests can drive the provider's retry and fallback paths through the real SDK.
+// cleared, so tests can drive the provider's retry and fallback paths through the real SDK. Faults.Calls
+// counts requests as they arrive: the SDK's HTTP transport now and then closes a connection while reading
+// a large answer ("use of closed network connection", aws/aws-sdk-go-v2#2737) and the SDK retries the call
+// (net.ErrClosed is retryable), so a test counting calls must allow for a retry.
 package fakeaws
