@@ -139,7 +139,7 @@ func run(ctx context.Context, o options) (err error) {
 		defer func() { err = errors.Join(err, lathe.Stop()) }()
 		latheFailed = lathe.Done()
 	}
-	printNextSteps(os.Stdout, cluster.Kubeconfig(), logPath, o.clusterName, o.noLathe)
+	printNextSteps(os.Stdout, cluster.Kubeconfig(), logPath, o.clusterName, o.noLathe, latheEnv)
 
 	select {
 	case <-ctx.Done():
@@ -152,14 +152,14 @@ func run(ctx context.Context, o options) (err error) {
 	}
 }
 
-func printNextSteps(w io.Writer, kubeconfig, logPath, clusterName string, noLathe bool) {
+func printNextSteps(w io.Writer, kubeconfig, logPath, clusterName string, noLathe bool, latheEnv []string) {
 	if abs, err := filepath.Abs(kubeconfig); err == nil {
 		kubeconfig = abs
 	}
 	_, _ = fmt.Fprintf(w, "\nLocal cluster ready. In another terminal, from the repository root:\n\n")
 	_, _ = fmt.Fprintf(w, "  export KUBECONFIG=%s\n", kubeconfig)
 	if noLathe {
-		_, _ = fmt.Fprintf(w, "  CLUSTER_NAME=%s bin/lathe &\n", clusterName)
+		_, _ = fmt.Fprintf(w, "  %sCLUSTER_NAME=%s bin/lathe &\n", envPrefix(latheEnv), clusterName)
 	}
 	for _, step := range []string{
 		"bin/kubectl get nodepools",
@@ -171,4 +171,13 @@ func printNextSteps(w io.Writer, kubeconfig, logPath, clusterName string, noLath
 	}
 	_, _ = fmt.Fprintf(w, "\nThe cluster components log to %s.\n", logPath)
 	_, _ = fmt.Fprintf(w, "Press Ctrl-C to stop everything.\n\n")
+}
+
+// envPrefix is the environment assignments for a shell command line, each followed by a space.
+func envPrefix(env []string) string {
+	var out string
+	for _, kv := range env {
+		out += kv + " "
+	}
+	return out
 }
