@@ -41,11 +41,12 @@ test-tools:
 test: test-tools
 	hack/test.sh
 
-## run: start a local cluster with the simulated provider and run Lathe on it until Ctrl-C.
+## run: start a local cluster with the simulated provider (PROVIDER=aws: the AWS provider against a fake AWS) and run Lathe on it until Ctrl-C.
+PROVIDER ?= sim
 .PHONY: run
 run: tools build
 	$(GO) build -o bin/lathe-local ./cmd/lathe-local
-	bin/lathe-local
+	bin/lathe-local -provider $(PROVIDER)
 
 .PHONY: vet
 vet:

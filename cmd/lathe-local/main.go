@@ -22,8 +22,8 @@ import (
 )
 
 type options struct {
-	binDir, workDir, kubeconfig, latheBinary, nodePool, clusterName, amiID, logLevel string
-	noLathe                                                                          bool
+	binDir, workDir, kubeconfig, latheBinary, nodePool, clusterName, amiID, logLevel, provider string
+	noLathe                                                                                    bool
 }
 
 func main() {
@@ -65,6 +65,7 @@ func parseFlags() options {
 	flag.StringVar(&o.clusterName, "cluster-name", "lathe-local", "CLUSTER_NAME for Lathe and the manifest")
 	flag.StringVar(&o.amiID, "ami-id", "ami-0123456789abcdef0", "AMD_AMI_ID for the manifest")
 	flag.StringVar(&o.logLevel, "log-level", "info", "lathe-local's own log level: debug, info or error")
+	flag.StringVar(&o.provider, "provider", "sim", "cloud provider: sim (simulated) or aws (the AWS provider against an in-process fake AWS)")
 	flag.Parse()
 	return o
 }
@@ -107,6 +108,20 @@ func run(ctx context.Context, o options) (err error) {
 	if err := applier.InstallCRDs(ctx); err != nil {
 		return err
 	}
+	var latheEnv []string
+	switch o.provider {
+	case "sim":
+	case "aws":
+		fake, err := localcluster.StartFakeAWS(cluster, localcluster.FakeAWSOptions{ClusterName: o.clusterName, Log: log.WithName("fakeaws")})
+		if err != nil {
+			return fmt.Errorf("starting the fake AWS, %w", err)
+		}
+		defer fake.Close()
+		log.Info("Serving the fake AWS", "url", fake.URL)
+		o.amiID, latheEnv = fake.AMD64AMIID, fake.LatheEnv
+	default:
+		return fmt.Errorf("unknown provider %q: want sim or aws", o.provider)
+	}
 	vars := map[string]string{"CLUSTER_NAME": o.clusterName, "AMD_AMI_ID": o.amiID}
 	if _, err := applier.Apply(ctx, manifest, vars); err != nil {
 		return fmt.Errorf("applying %s, %w", o.nodePool, err)
@@ -116,7 +131,7 @@ func run(ctx context.Context, o options) (err error) {
 	var lathe *localcluster.Lathe
 	if !o.noLathe {
 		lathe, err = localcluster.StartLathe(ctx, localcluster.LatheOptions{
-			Binary: o.latheBinary, Kubeconfig: cluster.Kubeconfig(), ClusterName: o.clusterName, Logs: os.Stderr,
+			Binary: o.latheBinary, Kubeconfig: cluster.Kubeconfig(), ClusterName: o.clusterName, Logs: os.Stderr, Env: latheEnv,
 		})
 		if err != nil {
 			return err
@@ -124,7 +139,7 @@ func run(ctx context.Context, o options) (err error) {
 		defer func() { err = errors.Join(err, lathe.Stop()) }()
 		latheFailed = lathe.Done()
 	}
-	printNextSteps(os.Stdout, cluster.Kubeconfig(), logPath, o.clusterName, o.noLathe)
+	printNextSteps(os.Stdout, cluster.Kubeconfig(), logPath, o.clusterName, o.noLathe, latheEnv)
 
 	select {
 	case <-ctx.Done():
@@ -137,14 +152,14 @@ func run(ctx context.Context, o options) (err error) {
 	}
 }
 
-func printNextSteps(w io.Writer, kubeconfig, logPath, clusterName string, noLathe bool) {
+func printNextSteps(w io.Writer, kubeconfig, logPath, clusterName string, noLathe bool, latheEnv []string) {
 	if abs, err := filepath.Abs(kubeconfig); err == nil {
 		kubeconfig = abs
 	}
 	_, _ = fmt.Fprintf(w, "\nLocal cluster ready. In another terminal, from the repository root:\n\n")
 	_, _ = fmt.Fprintf(w, "  export KUBECONFIG=%s\n", kubeconfig)
 	if noLathe {
-		_, _ = fmt.Fprintf(w, "  CLUSTER_NAME=%s bin/lathe &\n", clusterName)
+		_, _ = fmt.Fprintf(w, "  %sCLUSTER_NAME=%s bin/lathe &\n", envPrefix(latheEnv), clusterName)
 	}
 	for _, step := range []string{
 		"bin/kubectl get nodepools",
@@ -156,4 +171,13 @@ func printNextSteps(w io.Writer, kubeconfig, logPath, clusterName string, noLath
 	}
 	_, _ = fmt.Fprintf(w, "\nThe cluster components log to %s.\n", logPath)
 	_, _ = fmt.Fprintf(w, "Press Ctrl-C to stop everything.\n\n")
+}
+
+// envPrefix is the environment assignments for a shell command line, each followed by a space.
+func envPrefix(env []string) string {
+	var out string
+	for _, kv := range env {
+		out += kv + " "
+	}
+	return out
 }

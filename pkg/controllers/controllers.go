@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/discovery"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -31,6 +32,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
 	"github.com/lathe-autoscaler/lathe/pkg/events"
 	"github.com/lathe-autoscaler/lathe/pkg/operator/options"
+	awsprovider "github.com/lathe-autoscaler/lathe/pkg/providers/aws"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/sim"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
@@ -54,7 +56,7 @@ type controller interface {
 // Register builds the cloud provider named by the options and registers every controller with the manager.
 func Register(ctx context.Context, deps Deps) error {
 	mgr := deps.Manager
-	cloud, providerControllers, err := newCloudProvider(deps)
+	cloud, providerControllers, err := newCloudProvider(ctx, deps)
 	if err != nil {
 		return err
 	}
@@ -135,7 +137,7 @@ func forcefulDisruption(deps Deps, cloud cloudprovider.CloudProvider, cluster *s
 }
 
 // newCloudProvider builds the provider CLOUD_PROVIDER names, with the controllers that come with it.
-func newCloudProvider(deps Deps) (cloudprovider.CloudProvider, []controller, error) {
+func newCloudProvider(ctx context.Context, deps Deps) (cloudprovider.CloudProvider, []controller, error) {
 	switch deps.Options.CloudProvider {
 	case "sim":
 		mgr := deps.Manager
@@ -147,7 +149,33 @@ func newCloudProvider(deps Deps) (cloudprovider.CloudProvider, []controller, err
 		nodeClasses := sim.NewNodeClassController(sim.NodeClassDeps{Client: mgr.GetClient(), Clock: deps.Clock})
 		interruptions := sim.NewInterruptionController(cloud, mgr.GetClient(), deps.Clock)
 		return cloud, []controller{nodeClasses, interruptions}, nil
+	case options.CloudProviderAWS:
+		return newAWSProvider(ctx, deps)
 	default:
-		return nil, nil, fmt.Errorf("cloud provider %q is not available in this build (use CLOUD_PROVIDER=sim)", deps.Options.CloudProvider)
+		return nil, nil, fmt.Errorf("cloud provider %q is not available in this build (use CLOUD_PROVIDER=sim or aws)", deps.Options.CloudProvider)
 	}
+}
+
+// newAWSProvider builds the AWS provider from the SDK's default chain, with its node class controllers.
+func newAWSProvider(ctx context.Context, deps Deps) (cloudprovider.CloudProvider, []controller, error) {
+	mgr, o := deps.Manager, deps.Options
+	versions, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating discovery client, %w", err)
+	}
+	cloud, controllers, err := awsprovider.NewFromEnvironment(ctx, awsprovider.EnvironmentDeps{
+		Client: mgr.GetClient(), Discovery: versions, Clock: deps.Clock,
+		Recorder: events.NewRecorder(mgr.GetEventRecorderFor("karpenter"), deps.Clock),
+		Settings: awsprovider.Settings{ClusterName: o.ClusterName, ClusterEndpoint: o.ClusterEndpoint, ClusterCABundle: o.ClusterCABundle,
+			VMMemoryOverheadPercent: o.VMMemoryOverheadPercent, ReservedCapacity: o.FeatureGates.ReservedCapacity,
+			IsolatedVPC: o.IsolatedVPC, ReservedENIs: o.ReservedENIs},
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating aws cloud provider, %w", err)
+	}
+	out := make([]controller, 0, len(controllers))
+	for _, c := range controllers {
+		out = append(out, c)
+	}
+	return cloud, out, nil
 }

@@ -24,4 +24,12 @@
 // counts requests as they arrive: the SDK's HTTP transport now and then closes a connection while reading
 // a large answer ("use of closed network connection", aws/aws-sdk-go-v2#2737) and the SDK retries the call
 // (net.ErrClosed is retryable), so a test counting calls must allow for a retry.
+//
+// # Boot
+//
+// With BootNodesInto (boot.go), an instance CreateFleet starts boots like a node: its launch template's
+// user data is read as the image's AMI family would (package userdata) and, when it names the cluster, a
+// kwok-managed Node with provider ID aws:///<zone>/<instance-id>, the document's labels and taints and the
+// instance type's capacity registers; a document the node can't read, or for another cluster, never joins.
+// Terminating the instance deletes its Node.
 package fakeaws

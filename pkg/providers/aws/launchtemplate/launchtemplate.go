@@ -1,0 +1,345 @@
+// Package launchtemplate keeps the EC2 launch templates Lathe launches instances from. A template is named
+// by a hash of everything that goes into it (image, security groups, user data, block devices, metadata
+// options, instance profile, public IP, monitoring, tags), so equal inputs share one template: it is
+// created on first use, found again by name afterwards (also by a restarted Lathe), and deleted by
+// DeleteUnused once nothing has launched from it for a while.
+package launchtemplate
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/smithy-go"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	awsv1 "github.com/lathe-autoscaler/lathe/pkg/apis/aws/v1"
+)
+
+// EC2API is the part of the EC2 client the provider calls.
+type EC2API interface {
+	CreateLaunchTemplate(context.Context, *ec2.CreateLaunchTemplateInput, ...func(*ec2.Options)) (*ec2.CreateLaunchTemplateOutput, error)
+	DescribeLaunchTemplates(context.Context, *ec2.DescribeLaunchTemplatesInput, ...func(*ec2.Options)) (*ec2.DescribeLaunchTemplatesOutput, error)
+	DeleteLaunchTemplate(context.Context, *ec2.DeleteLaunchTemplateInput, ...func(*ec2.Options)) (*ec2.DeleteLaunchTemplateOutput, error)
+}
+
+// Tag keys on the templates Lathe creates (Karpenter's).
+const (
+	ClusterTagKey   = "karpenter.k8s.aws/cluster"
+	NodeClassTagKey = "karpenter.k8s.aws/ec2nodeclass"
+	// namePrefix starts every template name, followed by the hash.
+	namePrefix = "karpenter.k8s.aws/"
+)
+
+// Defaults of the metadata options (the EC2NodeClass defaults): IMDSv2 only, one hop.
+const (
+	DefaultHTTPEndpoint     = "enabled"
+	DefaultHTTPProtocolIPv6 = "disabled"
+	DefaultHTTPTokens       = "required"
+	DefaultHopLimit         = 1
+)
+
+// UnusedAfter is how long a template may go without a launch before DeleteUnused removes it.
+const UnusedAfter = 10 * time.Minute
+
+// Input is everything a template holds.
+type Input struct {
+	NodeClassName    string
+	ImageID          string
+	UserData         string // the document, not yet base64
+	SecurityGroupIDs []string
+	InstanceProfile  string
+	BlockDevices     []*awsv1.BlockDeviceMapping
+	Metadata         *awsv1.MetadataOptions
+	// AssociatePublicIP is the node class's associatePublicIPAddress (nil: the subnet decides).
+	AssociatePublicIP  *bool
+	DetailedMonitoring bool
+	// Tags go on the template itself, with the cluster and node class tags.
+	Tags map[string]string
+}
+
+// Provider creates, finds and deletes launch templates. Safe for concurrent use.
+type Provider struct {
+	ec2         EC2API
+	clusterName string
+	clock       clock.Clock
+
+	mu      sync.Mutex
+	entries map[string]*entry // by template name
+}
+
+// New returns a provider for the cluster's templates.
+func New(api EC2API, clusterName string, clk clock.Clock) *Provider {
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	return &Provider{ec2: api, clusterName: clusterName, clock: clk, entries: map[string]*entry{}}
+}
+
+// Name is the template name for the input: a hash of everything in it.
+func (p *Provider) Name(in Input) string {
+	normal := in
+	normal.SecurityGroupIDs = slices.Sorted(slices.Values(in.SecurityGroupIDs))
+	normal.Metadata = metadataWithDefaults(in.Metadata)
+	b, _ := json.Marshal(struct {
+		Cluster string
+		Input   Input
+	}{p.clusterName, normal}) // a struct of plain values always marshals
+	h := fnv.New64a()
+	_, _ = h.Write(b)
+	return namePrefix + strconv.FormatUint(h.Sum64(), 10)
+}
+
+// Ensure returns the name of the template for the input, creating it when it doesn't exist yet.
+// Concurrent calls for the same template wait for the first one's answer.
+func (p *Provider) Ensure(ctx context.Context, in Input) (string, error) {
+	name := p.Name(in)
+	now := p.clock.Now()
+	p.mu.Lock()
+	e, known := p.entries[name]
+	if !known {
+		e = &entry{ready: make(chan struct{})}
+		p.entries[name] = e
+	}
+	e.lastUsed = now
+	p.mu.Unlock()
+	if known {
+		select {
+		case <-e.ready:
+			return name, e.err
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+	e.err = p.findOrCreate(ctx, name, in)
+	if e.err != nil {
+		p.forget(name)
+	}
+	close(e.ready)
+	return name, e.err
+}
+
+// entry is one template this process uses.
+type entry struct {
+	// ready is closed once the template is known to exist, or err says why it doesn't.
+	ready    chan struct{}
+	err      error
+	lastUsed time.Time
+}
+
+func (p *Provider) findOrCreate(ctx context.Context, name string, in Input) error {
+	exists, err := p.exists(ctx, name)
+	if err != nil || exists {
+		return err
+	}
+	if err := p.create(ctx, name, in); err != nil {
+		return err
+	}
+	log.FromContext(ctx).Info("created launch template", "launchTemplate", name, "imageID", in.ImageID)
+	return nil
+}
+
+// Forget drops what the provider remembers of a template, so that the next Ensure checks EC2 again (for
+// a template deleted behind its back).
+func (p *Provider) Forget(name string) { p.forget(name) }
+
+func (p *Provider) forget(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.entries, name)
+}
+
+func (p *Provider) exists(ctx context.Context, name string) (bool, error) {
+	_, err := p.ec2.DescribeLaunchTemplates(ctx, &ec2.DescribeLaunchTemplatesInput{LaunchTemplateNames: []string{name}})
+	if hasCode(err, "InvalidLaunchTemplateName.NotFoundException") {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("describing launch template %s, %w", name, err)
+	}
+	return true, nil
+}
+
+func (p *Provider) create(ctx context.Context, name string, in Input) error {
+	tags := map[string]string{}
+	maps.Copy(tags, in.Tags)
+	tags[ClusterTagKey] = p.clusterName
+	tags[NodeClassTagKey] = in.NodeClassName
+	_, err := p.ec2.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
+		LaunchTemplateName: aws.String(name),
+		LaunchTemplateData: templateData(in),
+		TagSpecifications:  []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: ec2Tags(tags)}},
+	})
+	if hasCode(err, "InvalidLaunchTemplateName.AlreadyExistsException") {
+		return nil // created meanwhile by another launch with the same inputs
+	}
+	if err != nil {
+		return fmt.Errorf("creating launch template %s, %w", name, err)
+	}
+	return nil
+}
+
+func templateData(in Input) *ec2types.RequestLaunchTemplateData {
+	md := metadataWithDefaults(in.Metadata)
+	data := &ec2types.RequestLaunchTemplateData{
+		ImageId:          aws.String(in.ImageID),
+		UserData:         aws.String(base64.StdEncoding.EncodeToString([]byte(in.UserData))),
+		SecurityGroupIds: in.SecurityGroupIDs,
+		MetadataOptions: &ec2types.LaunchTemplateInstanceMetadataOptionsRequest{
+			HttpEndpoint:            ec2types.LaunchTemplateInstanceMetadataEndpointState(*md.HTTPEndpoint),
+			HttpProtocolIpv6:        ec2types.LaunchTemplateInstanceMetadataProtocolIpv6(*md.HTTPProtocolIPv6),
+			HttpPutResponseHopLimit: aws.Int32(int32(*md.HTTPPutResponseHopLimit)),
+			HttpTokens:              ec2types.LaunchTemplateHttpTokensState(*md.HTTPTokens),
+		},
+		Monitoring:          &ec2types.LaunchTemplatesMonitoringRequest{Enabled: aws.Bool(in.DetailedMonitoring)},
+		BlockDeviceMappings: blockDevices(in.BlockDevices),
+	}
+	if in.InstanceProfile != "" {
+		data.IamInstanceProfile = &ec2types.LaunchTemplateIamInstanceProfileSpecificationRequest{Name: aws.String(in.InstanceProfile)}
+	}
+	if in.AssociatePublicIP != nil {
+		// A network interface replaces the instance's security groups: they move onto it.
+		data.NetworkInterfaces = []ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{{
+			AssociatePublicIpAddress: in.AssociatePublicIP, DeviceIndex: aws.Int32(0), Groups: in.SecurityGroupIDs,
+		}}
+		data.SecurityGroupIds = nil
+	}
+	return data
+}
+
+func metadataWithDefaults(md *awsv1.MetadataOptions) *awsv1.MetadataOptions {
+	out := &awsv1.MetadataOptions{}
+	if md != nil {
+		out = md.DeepCopy()
+	}
+	if out.HTTPEndpoint == nil {
+		out.HTTPEndpoint = aws.String(DefaultHTTPEndpoint)
+	}
+	if out.HTTPProtocolIPv6 == nil {
+		out.HTTPProtocolIPv6 = aws.String(DefaultHTTPProtocolIPv6)
+	}
+	if out.HTTPTokens == nil {
+		out.HTTPTokens = aws.String(DefaultHTTPTokens)
+	}
+	if out.HTTPPutResponseHopLimit == nil {
+		out.HTTPPutResponseHopLimit = aws.Int64(DefaultHopLimit)
+	}
+	return out
+}
+
+// blockDevices turns the node class's mappings into the template's; without any, the root volume is the
+// AL2023 default Karpenter uses: /dev/xvda, 20 GiB gp3, encrypted.
+func blockDevices(mappings []*awsv1.BlockDeviceMapping) []ec2types.LaunchTemplateBlockDeviceMappingRequest {
+	if len(mappings) == 0 {
+		return []ec2types.LaunchTemplateBlockDeviceMappingRequest{{DeviceName: aws.String("/dev/xvda"), Ebs: &ec2types.LaunchTemplateEbsBlockDeviceRequest{
+			VolumeSize: aws.Int32(20), VolumeType: ec2types.VolumeTypeGp3, Encrypted: aws.Bool(true), DeleteOnTermination: aws.Bool(true)}}}
+	}
+	var out []ec2types.LaunchTemplateBlockDeviceMappingRequest
+	for _, m := range mappings {
+		if m == nil || m.EBS == nil {
+			continue
+		}
+		ebs := &ec2types.LaunchTemplateEbsBlockDeviceRequest{
+			DeleteOnTermination: m.EBS.DeleteOnTermination, Encrypted: m.EBS.Encrypted, KmsKeyId: m.EBS.KMSKeyID, SnapshotId: m.EBS.SnapshotID,
+		}
+		if m.EBS.VolumeType != nil {
+			ebs.VolumeType = ec2types.VolumeType(*m.EBS.VolumeType)
+		}
+		if m.EBS.VolumeSize != nil {
+			ebs.VolumeSize = aws.Int32(int32(m.EBS.VolumeSize.ScaledValue(30))) // GiB
+		}
+		if m.EBS.IOPS != nil {
+			ebs.Iops = aws.Int32(int32(*m.EBS.IOPS))
+		}
+		if m.EBS.Throughput != nil {
+			ebs.Throughput = aws.Int32(int32(*m.EBS.Throughput))
+		}
+		out = append(out, ec2types.LaunchTemplateBlockDeviceMappingRequest{DeviceName: m.DeviceName, Ebs: ebs})
+	}
+	return out
+}
+
+// DeleteUnused deletes the cluster's templates nothing launched from within UnusedAfter (templates this
+// process hasn't used at all count from its first sweep).
+func (p *Provider) DeleteUnused(ctx context.Context) error {
+	out, err := p.ec2.DescribeLaunchTemplates(ctx, &ec2.DescribeLaunchTemplatesInput{
+		Filters: []ec2types.Filter{{Name: aws.String("tag:" + ClusterTagKey), Values: []string{p.clusterName}}},
+	})
+	if err != nil {
+		return fmt.Errorf("listing launch templates, %w", err)
+	}
+	now := p.clock.Now()
+	var errs []error
+	for _, lt := range out.LaunchTemplates {
+		name := aws.ToString(lt.LaunchTemplateName)
+		p.mu.Lock()
+		e, ok := p.entries[name]
+		if !ok {
+			e = &entry{ready: make(chan struct{}), lastUsed: now}
+			close(e.ready)
+			p.entries[name] = e
+		}
+		stale := ok && now.Sub(e.lastUsed) >= UnusedAfter
+		if stale {
+			delete(p.entries, name)
+		}
+		p.mu.Unlock()
+		if !stale {
+			continue
+		}
+		if _, err := p.ec2.DeleteLaunchTemplate(ctx, &ec2.DeleteLaunchTemplateInput{LaunchTemplateName: aws.String(name)}); err != nil &&
+			!hasCode(err, "InvalidLaunchTemplateName.NotFoundException") {
+			errs = append(errs, fmt.Errorf("deleting launch template %s, %w", name, err))
+			continue
+		}
+		log.FromContext(ctx).Info("deleted unused launch template", "launchTemplate", name)
+	}
+	return errors.Join(errs...)
+}
+
+func ec2Tags(tags map[string]string) []ec2types.Tag {
+	var out []ec2types.Tag
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
+		out = append(out, ec2types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
+	}
+	return out
+}
+
+func hasCode(err error, code string) bool {
+	var apiErr smithy.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode() == code
+}
+
+// DeleteForNodeClass deletes every template of the cluster made for the node class (its finalizer calls
+// this once the node class is being deleted and none of its NodeClaims are left).
+func (p *Provider) DeleteForNodeClass(ctx context.Context, nodeClass *awsv1.EC2NodeClass) error {
+	out, err := p.ec2.DescribeLaunchTemplates(ctx, &ec2.DescribeLaunchTemplatesInput{Filters: []ec2types.Filter{
+		{Name: aws.String("tag:" + ClusterTagKey), Values: []string{p.clusterName}},
+		{Name: aws.String("tag:" + NodeClassTagKey), Values: []string{nodeClass.Name}},
+	}})
+	if err != nil {
+		return fmt.Errorf("listing launch templates of ec2nodeclass %q, %w", nodeClass.Name, err)
+	}
+	var errs []error
+	for _, lt := range out.LaunchTemplates {
+		name := aws.ToString(lt.LaunchTemplateName)
+		p.forget(name)
+		if _, err := p.ec2.DeleteLaunchTemplate(ctx, &ec2.DeleteLaunchTemplateInput{LaunchTemplateName: lt.LaunchTemplateName}); err != nil &&
+			!hasCode(err, "InvalidLaunchTemplateName.NotFoundException") {
+			errs = append(errs, fmt.Errorf("deleting launch template %s, %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
