@@ -27,6 +27,9 @@ type Deps struct {
 	Clock clock.Clock
 	// Registerer receives the cluster-state metrics.
 	Registerer prometheus.Registerer
+	// NominationWindow is how long a nomination to a Node holds (see NominationWindow); zero means
+	// MinNominationWindow.
+	NominationWindow time.Duration
 }
 
 // Cluster is the cluster view: the stores, the shared change stamp and the synced check. The stores are
@@ -39,6 +42,7 @@ type Cluster struct {
 	Deletions  *DeletionMarks
 
 	stamp   *Stamp
+	window  time.Duration
 	reader  client.Reader
 	clock   clock.Clock
 	metrics *clusterMetrics
@@ -57,6 +61,7 @@ func NewCluster(deps Deps) *Cluster {
 		PDBs:       NewPDBStore(stamp),
 		Deletions:  NewDeletionMarks(stamp),
 		stamp:      stamp,
+		window:     max(deps.NominationWindow, MinNominationWindow),
 		reader:     deps.Reader,
 		clock:      deps.Clock,
 		metrics:    newClusterMetrics(deps.Registerer),
@@ -117,6 +122,11 @@ func (c *Cluster) recordSync(synced bool) {
 	c.metrics.unsyncedTime.Set(now.Sub(c.lastSynced).Seconds())
 }
 
+// Nominate records that the pending pod is planned onto target, now. See PodStore.Nominate.
+func (c *Cluster) Nominate(pod *corev1.Pod, target Target) {
+	c.Pods.Nominate(pod, target, c.clock.Now())
+}
+
 // NodePoolResources returns what the NodePool's status.resources and status.nodes report (as Karpenter
 // reports them): the summed capacity of the pool's launched machines that are not marked for deletion, with
 // their count under "nodes". It is not what limits are checked against: that is Snapshot.NodePoolUsage,
@@ -148,6 +158,7 @@ func (c *Cluster) read() *Snapshot {
 		names[i] = e.node.Name
 	}
 	pods := c.Pods.views(names)
+	noms := c.Pods.nominations()
 	marks := c.Deletions.all()
 	snap := &Snapshot{
 		Nodes:         make([]*StateNode, 0, len(nodes.nodes)),
@@ -162,5 +173,6 @@ func (c *Cluster) read() *Snapshot {
 	for i, e := range nodes.inFlight {
 		snap.InFlight = append(snap.InFlight, inFlight(nodes.flyKeys[i], e, marks))
 	}
+	c.attachNominations(snap, nodes, marks, noms)
 	return snap
 }
