@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -54,10 +55,11 @@ func planFidelity(b *testing.B, ns string, n int) {
 		b.Fatal(err)
 	}
 	passesBefore := provisioningPasses(b)
+	creator := applyClient(b)
 	b.StartTimer()
 	start := time.Now()
 	workqueue.ParallelizeUntil(ctx, 32, len(pods), func(i int) {
-		if err := s.kubeClient.Create(ctx, pods[i].DeepCopy()); err != nil {
+		if err := creator.Create(ctx, pods[i].DeepCopy()); err != nil {
 			b.Error(err)
 		}
 	})
@@ -87,6 +89,18 @@ func planFidelity(b *testing.B, ns string, n int) {
 	b.ReportMetric(elapsed.Seconds(), "s-to-running")
 	cleanUp(b, ns)
 	b.StartTimer()
+}
+
+// applyClient is a client as fast as kubectl's (QPS 50, burst 300), so the pods are created at once rather
+// than at the test client's default 5 per second.
+func applyClient(b *testing.B) client.Client {
+	cfg := rest.CopyConfig(s.cluster.RESTConfig())
+	cfg.QPS, cfg.Burst = 50, 300
+	c, err := client.New(cfg, client.Options{Scheme: s.kubeClient.Scheme()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
 }
 
 // tutorialPoolTypes returns the tutorial NodePool and the instance types the simulated provider offers it.
