@@ -141,7 +141,7 @@ const (
 	expiryMargin = 100 * time.Millisecond
 	// inFlightRecheck is how often a pod nominated to a NodeClaim without a Node is looked at again, in case
 	// a Node event was missed.
-	inFlightRecheck = 2 * time.Second
+	inFlightRecheck = 5 * time.Second
 )
 
 // podsNominatedTo maps a Node to the pending pods nominated to it or to its NodeClaim, and the pods whose
