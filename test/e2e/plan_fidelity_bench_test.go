@@ -46,6 +46,8 @@ func planFidelity(b *testing.B, ns string, n int) {
 	pods := workload.Diverse(n)
 	for _, p := range pods {
 		p.Namespace = ns
+		// Consolidation (the pool's consolidateAfter is 1m) must not evict the pods while they are measured.
+		p.Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"}
 		p.Spec.TerminationGracePeriodSeconds = ptr(int64(0))
 		p.Spec.Containers[0].Image = "registry.k8s.io/pause:3.10"
 	}
