@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -71,6 +72,9 @@ func (c *Controller) Register(ctx context.Context, mgr manager.Manager) error {
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(c.podsNominatedTo), builder.WithPredicates(predicate.Funcs{
 			UpdateFunc: func(e event.UpdateEvent) bool { return nodeChanged(e.ObjectOld, e.ObjectNew) },
 		})).
+		// A new Node's pods must be nominated before the Node sheds its startup taints and the kube-scheduler
+		// spreads pending pods over it: one worker writing 500 pods one after the other is too slow for that.
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
 		Complete(c)
 }
 
@@ -137,6 +141,8 @@ func (c *Controller) nodeOfClaim(ctx context.Context, name string) (string, erro
 }
 
 const (
+	// concurrency is how many pods are written at once.
+	concurrency = 50
 	// expiryMargin is how long after a nomination's expiry the pod is looked at again, so it has expired.
 	expiryMargin = 100 * time.Millisecond
 	// inFlightRecheck is how often a pod nominated to a NodeClaim without a Node is looked at again, in case
