@@ -10,8 +10,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -61,7 +63,11 @@ func planFidelity(b *testing.B, ns string, n int) {
 	b.StartTimer()
 	start := time.Now()
 	workqueue.ParallelizeUntil(ctx, 32, len(pods), func(i int) {
-		if err := creator.Create(ctx, pods[i].DeepCopy()); err != nil {
+		// A loaded API server times a create out now and then; kubectl would be retried too.
+		err := retry.OnError(retry.DefaultBackoff, func(err error) bool { return !apierrors.IsAlreadyExists(err) }, func() error {
+			return creator.Create(ctx, pods[i].DeepCopy())
+		})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
 			b.Error(err)
 		}
 	})
