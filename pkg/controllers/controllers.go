@@ -94,7 +94,8 @@ func Register(ctx context.Context, deps Deps) error {
 	if nominate, err := nominatedNodeNames(ctx, deps); err != nil {
 		return err
 	} else if nominate {
-		all = append(all, nomination.NewController(nomination.Deps{Client: mgr.GetClient(), Nominations: cluster, Clock: deps.Clock}))
+		all = append(all, nomination.NewController(nomination.Deps{Client: mgr.GetClient(), Nominations: cluster,
+			Changes: cluster.NominationChanges(), Clock: deps.Clock}))
 	}
 	all = append(all, forcefulDisruption(deps, cloud, recorder)...)
 	// Voluntary disruption: pod events and the Consolidatable condition feed the disruption loop.

@@ -8,8 +8,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
@@ -43,6 +45,7 @@ type Cluster struct {
 
 	stamp   *Stamp
 	window  time.Duration
+	changes chan event.GenericEvent
 	reader  client.Reader
 	clock   clock.Clock
 	metrics *clusterMetrics
@@ -62,6 +65,7 @@ func NewCluster(deps Deps) *Cluster {
 		Deletions:  NewDeletionMarks(stamp),
 		stamp:      stamp,
 		window:     max(deps.NominationWindow, MinNominationWindow),
+		changes:    make(chan event.GenericEvent, nominationBuffer),
 		reader:     deps.Reader,
 		clock:      deps.Clock,
 		metrics:    newClusterMetrics(deps.Registerer),
@@ -122,10 +126,24 @@ func (c *Cluster) recordSync(synced bool) {
 	c.metrics.unsyncedTime.Set(now.Sub(c.lastSynced).Seconds())
 }
 
-// Nominate records that the pending pod is planned onto target, now. See PodStore.Nominate.
+// Nominate records that the pending pod is planned onto target, now (see PodStore.Nominate), and announces a
+// change on NominationChanges.
 func (c *Cluster) Nominate(pod *corev1.Pod, target Target) {
-	c.Pods.Nominate(pod, target, c.clock.Now())
+	if !c.Pods.Nominate(pod, target, c.clock.Now()) {
+		return
+	}
+	select {
+	case c.changes <- event.GenericEvent{Object: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name}}}:
+	default: // nobody listens, or is behind: the listener also looks at pods on their own events
+	}
 }
+
+// NominationChanges delivers the pods whose nomination Nominate changed, for one listener (the controller
+// that tells the kube-scheduler). Changes are dropped while the listener is behind by nominationBuffer.
+func (c *Cluster) NominationChanges() <-chan event.GenericEvent { return c.changes }
+
+// nominationBuffer is how many nomination changes wait for the listener.
+const nominationBuffer = 4096
 
 // NodePoolResources returns what the NodePool's status.resources and status.nodes report (as Karpenter
 // reports them): the summed capacity of the pool's launched machines that are not marked for deletion, with

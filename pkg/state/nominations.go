@@ -38,9 +38,10 @@ func NominationWindow(batchMaxDuration time.Duration) time.Duration {
 
 // Nominate records that the pending pod is planned onto target, at the given time. It replaces an earlier
 // nomination of the pod. A bound or finished pod is not nominated.
-func (s *PodStore) Nominate(pod *corev1.Pod, target Target, at time.Time) {
+// It reports whether the pod's nomination changed.
+func (s *PodStore) Nominate(pod *corev1.Pod, target Target, at time.Time) bool {
 	if pod.Spec.NodeName != "" {
-		return
+		return false
 	}
 	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
 	s.mu.Lock()
@@ -48,10 +49,11 @@ func (s *PodStore) Nominate(pod *corev1.Pod, target Target, at time.Time) {
 	old, ok := s.nominated[key]
 	if ok && old.target == target && old.pod.UID == pod.UID {
 		old.pod = pod.DeepCopy()
-		return
+		return false
 	}
 	s.nominated[key] = &nomination{pod: pod.DeepCopy(), target: target, at: at}
 	s.stamp.Bump()
+	return true
 }
 
 // forgetNomination drops the pod's nomination. Callers hold the write lock.
@@ -100,7 +102,7 @@ type Nomination struct {
 
 // liveness is the one rule for whether a nomination still holds (see NominationWindow): its target exists
 // and is not marked for deletion, and the window has not passed since the later of the nomination and the
-// target's Node appearing. It returns the Node name (empty while in flight) and the expiry (zero while in
+// target's Node becoming usable (Ready, else created). It returns the Node name (empty while in flight) and the expiry (zero while in
 // flight).
 func (c *Cluster) liveness(n nomination, e *entryView, now time.Time) (string, time.Time, bool) {
 	if e == nil || e.marked {
@@ -110,11 +112,24 @@ func (c *Cluster) liveness(n nomination, e *entryView, now time.Time) (string, t
 		return "", time.Time{}, true
 	}
 	start := n.at
-	if created := e.entry.node.CreationTimestamp.Time; created.After(start) {
-		start = created
+	if usable := nodeUsableSince(e.entry.node); usable.After(start) {
+		start = usable
 	}
 	until := start.Add(c.window)
 	return e.entry.node.Name, until, now.Before(until)
+}
+
+// nodeUsableSince is when the Node could first take pods: when it last became Ready, else when it was
+// created. The window counts from there, so a loaded cluster bringing many nodes up at once does not expire
+// nominations before the kube-scheduler can act on them.
+func nodeUsableSince(node *corev1.Node) time.Time {
+	since := node.CreationTimestamp.Time
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue && c.LastTransitionTime.After(since) {
+			since = c.LastTransitionTime.Time
+		}
+	}
+	return since
 }
 
 // entryView is a machine of a node view with its deletion mark.

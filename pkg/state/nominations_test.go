@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/lathe-autoscaler/lathe/pkg/state"
 )
@@ -55,7 +56,8 @@ var _ = Describe("Nominations", func() {
 		n, ok := h.cluster.NominationOf(key("p"))
 		Expect(ok).To(BeTrue())
 		Expect(n.NodeName).To(Equal("node-1"))
-		Expect(n.Until.Sub(h.clock.Now())).To(BeNumerically("<=", state.MinNominationWindow))
+		// The window counts from the later of the nomination and the Node appearing (the API server's clock).
+		Expect(n.Until).To(BeTemporally(">=", h.clock.Now().Add(state.MinNominationWindow)))
 
 		h.clock.SetTime(n.Until.Add(-time.Millisecond))
 		Expect(stateNode(h.cluster.Snapshot(), "node-1").Nominated).To(HaveLen(1))
@@ -127,3 +129,17 @@ func bindPod(ctx context.Context, pod *corev1.Pod, node *corev1.Node) {
 		Target: corev1.ObjectReference{Kind: "Node", Name: node.Name}}
 	Expect(env.Client.SubResource("binding").Create(ctx, pod, binding)).To(Succeed())
 }
+
+var _ = Describe("Nomination changes", func() {
+	It("announces a pod whose nomination changed, once", func(ctx context.Context) {
+		h := newHarness()
+		DeferCleanup(cleanUp)
+		claim := createNodeClaim(ctx, "pool-a-1", "pool-a", "", nil)
+		pod := createPod(ctx, "p", "", "1", "1Gi", 0)
+		h.sync(ctx, claim, pod)
+		h.cluster.Nominate(pod, state.Target{NodeClaim: claim.Name})
+		h.cluster.Nominate(pod, state.Target{NodeClaim: claim.Name})
+		Expect(h.cluster.NominationChanges()).To(Receive(WithTransform(func(e event.GenericEvent) string { return e.Object.GetName() }, Equal("p"))))
+		Expect(h.cluster.NominationChanges()).NotTo(Receive())
+	})
+})

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/fieldindex"
@@ -39,19 +40,22 @@ type Deps struct {
 	// Client reads Pods from the manager's cache and patches their status.
 	Client      client.Client
 	Nominations Nominations
-	Clock       clock.Clock
+	// Changes announces pods whose nomination changed (state.Cluster.NominationChanges); may be nil.
+	Changes <-chan event.GenericEvent
+	Clock   clock.Clock
 }
 
 // Controller keeps pending pods' status.nominatedNodeName on the Node Lathe planned them onto.
 type Controller struct {
 	client      client.Client
 	nominations Nominations
+	changes     <-chan event.GenericEvent
 	clock       clock.Clock
 }
 
 // NewController returns the nomination controller.
 func NewController(deps Deps) *Controller {
-	return &Controller{client: deps.Client, nominations: deps.Nominations, clock: deps.Clock}
+	return &Controller{client: deps.Client, nominations: deps.Nominations, changes: deps.Changes, clock: deps.Clock}
 }
 
 // Name returns the controller's name.
@@ -63,8 +67,11 @@ func (c *Controller) Register(ctx context.Context, mgr manager.Manager) error {
 	if err := fieldindex.Register(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	return builder.ControllerManagedBy(mgr).
-		Named(c.Name()).
+	b := builder.ControllerManagedBy(mgr).Named(c.Name())
+	if c.changes != nil {
+		b = b.WatchesRawSource(source.Channel(c.changes, &handler.EnqueueRequestForObject{}))
+	}
+	return b.
 		For(&corev1.Pod{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			pod, ok := o.(*corev1.Pod)
 			return ok && pod.Spec.NodeName == ""
