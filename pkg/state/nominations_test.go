@@ -102,6 +102,19 @@ var _ = Describe("Nominations", func() {
 		Expect(h.cluster.ChangeStamp()).To(BeNumerically(">", stamp))
 	})
 
+	It("starts the window when the Node becomes Ready", func(ctx context.Context) {
+		node := createNode(ctx, "node-1", "pool-a", "aws:///zone-a/i-1", resources("4", "16Gi"))
+		ready := metav1.NewTime(h.clock.Now().Add(time.Hour).Truncate(time.Second))
+		node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastTransitionTime: ready}}
+		Expect(env.Client.Status().Update(ctx, node)).To(Succeed())
+		pod := createPod(ctx, "p", "", "1", "1Gi", 0)
+		h.sync(ctx, node, pod)
+		h.cluster.Nominate(pod, state.Target{Node: node.Name})
+		n, ok := h.cluster.NominationOf(key("p"))
+		Expect(ok).To(BeTrue())
+		Expect(n.Until).To(BeTemporally("==", ready.Add(state.MinNominationWindow)))
+	})
+
 	It("holds a nomination to an existing Node for the window from when it was made", func(ctx context.Context) {
 		node := createNode(ctx, "node-1", "pool-a", "aws:///zone-a/i-1", resources("4", "16Gi"))
 		pod := createPod(ctx, "p", "", "1", "1Gi", 0)
