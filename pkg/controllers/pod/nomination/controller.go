@@ -24,7 +24,6 @@ import (
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/fieldindex"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 	"github.com/lathe-autoscaler/lathe/pkg/state"
 )
 
@@ -104,11 +103,6 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if want != "" {
-		if want, err = c.whenSchedulable(ctx, pod, want); err != nil {
-			return reconcile.Result{}, err
-		}
-	}
 	if pod.Status.NominatedNodeName == want {
 		return result, nil
 	}
@@ -138,21 +132,6 @@ func (c *Controller) wanted(ctx context.Context, pod types.NamespacedName) (stri
 		return "", reconcile.Result{RequeueAfter: inFlightRecheck}, err
 	}
 	return node, reconcile.Result{RequeueAfter: inFlightRecheck}, nil
-}
-
-// whenSchedulable returns the node when the pod could be bound to it now, else empty: the kube-scheduler
-// clears a nomination to a node the pod does not fit yet (still tainted unregistered or not-ready), and
-// nominating only once the node can take the pod keeps it from writing back and forth. The Node watch
-// brings the pod back when the node's taints change.
-func (c *Controller) whenSchedulable(ctx context.Context, pod *corev1.Pod, name string) (string, error) {
-	node := &corev1.Node{}
-	if err := c.client.Get(ctx, types.NamespacedName{Name: name}, node); err != nil {
-		return "", client.IgnoreNotFound(err)
-	}
-	if node.Spec.Unschedulable || scheduling.Tolerates(pod.Spec.Tolerations, node.Spec.Taints, false) != nil {
-		return "", nil
-	}
-	return name, nil
 }
 
 // nodeOfClaim returns the name of the NodeClaim's Node, empty while it has none.

@@ -51,13 +51,9 @@ var _ = Describe("Controller", func() {
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "pause"}}}}
 		Expect(env.Client.Create(ctx, pod)).To(Succeed())
 		key = client.ObjectKeyFromObject(pod)
-		for _, name := range []string{"node-1", "node-2"} {
-			createNode(ctx, name, nil)
-		}
 	})
 	AfterEach(func(ctx context.Context) {
 		Expect(env.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace("default"), client.GracePeriodSeconds(0))).To(Succeed())
-		Expect(env.Client.DeleteAllOf(ctx, &corev1.Node{})).To(Succeed())
 	})
 
 	reconcileAndGet := func(ctx context.Context) (*corev1.Pod, reconcile.Result) {
@@ -92,13 +88,6 @@ var _ = Describe("Controller", func() {
 		Expect(got.Status.NominatedNodeName).To(Equal("node-2"))
 	})
 
-	It("waits until the node can take the pod", func(ctx context.Context) {
-		createNode(ctx, "starting", []corev1.Taint{{Key: "karpenter.sh/unregistered", Effect: corev1.TaintEffectNoExecute}})
-		noms[key] = state.Nomination{Pod: key, NodeName: "starting", Until: clk.Now().Add(time.Second)}
-		got, _ := reconcileAndGet(ctx)
-		Expect(got.Status.NominatedNodeName).To(BeEmpty())
-	})
-
 	It("never touches a nomination the kube-scheduler set", func(ctx context.Context) {
 		stored := pod.DeepCopy()
 		pod.Status.NominatedNodeName = "preemption-target"
@@ -111,12 +100,3 @@ var _ = Describe("Controller", func() {
 		Expect(got.Status.NominatedNodeName).To(Equal("preemption-target"))
 	})
 })
-
-// createNode creates a Node with exactly the taints (the API server taints a new Node not-ready; a kubelet
-// would report it ready).
-func createNode(ctx context.Context, name string, taints []corev1.Taint) {
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	Expect(env.Client.Create(ctx, node)).To(Succeed())
-	node.Spec.Taints = taints
-	Expect(env.Client.Update(ctx, node)).To(Succeed())
-}
