@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -109,6 +110,10 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	stored := pod.DeepCopy()
 	pod.Status.NominatedNodeName = want
 	if err := c.client.Status().Patch(ctx, pod, client.MergeFrom(stored), client.FieldOwner(provisioning.NominationFieldManager)); err != nil {
+		if apierrors.IsInvalid(err) {
+			// Bound meanwhile (a nomination may not be set on a bound pod): nothing left to tell.
+			return reconcile.Result{}, nil
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("patching nominatedNodeName, %w", err))
 	}
 	log.FromContext(ctx).V(1).Info("nominated node", "Pod", klog.KObj(pod), "Node", klog.KRef("", want))
