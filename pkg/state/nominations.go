@@ -28,7 +28,7 @@ type nomination struct {
 // pkg/controllers/state/statenode.go: max(2*BatchMaxDuration, 10s)). A pod nominated to a NodeClaim still
 // in flight keeps its place for as long as the claim is in flight (liveness deletes a claim that does not
 // launch or register in time, and the nomination goes with it); the window starts once the claim's Node
-// exists.
+// is Ready.
 const MinNominationWindow = 10 * time.Second
 
 // NominationWindow returns the window for the given BATCH_MAX_DURATION.
