@@ -75,17 +75,6 @@ func Register(ctx context.Context, deps Deps) error {
 			MinValuesPolicy:  scheduling.MinValuesPolicy(deps.Options.MinValuesPolicy),
 		},
 	})
-	// Plan fidelity: tell the kube-scheduler where each pending pod was planned (KEP-5278), and register a
-	// new Node only once it has been told.
-	var hints lifecycle.Hints
-	if nominate, err := nominatedNodeNames(ctx, deps); err != nil {
-		return err
-	} else if nominate {
-		nominator := nomination.NewController(nomination.Deps{Client: mgr.GetClient(), Nominations: cluster,
-			Changes: cluster.NominationChanges(), Clock: deps.Clock})
-		hints = nominator
-		providerControllers = append(providerControllers, nominator)
-	}
 	all := providerControllers
 	for _, c := range informer.NewControllers(mgr.GetClient(), cluster) {
 		all = append(all, c)
@@ -93,7 +82,7 @@ func Register(ctx context.Context, deps Deps) error {
 	all = append(all,
 		provisioning.NewPodController(mgr.GetClient(), provisioner),
 		provisioning.NewNodeController(mgr.GetClient(), provisioner),
-		lifecycle.NewController(lifecycle.Deps{Client: mgr.GetClient(), CloudProvider: cloud, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry, Hints: hints}),
+		lifecycle.NewController(lifecycle.Deps{Client: mgr.GetClient(), CloudProvider: cloud, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
 		nodeclaimtermination.NewController(nodeclaimtermination.Deps{Client: mgr.GetClient(), CloudProvider: cloud, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
 		nodetermination.NewController(nodetermination.Deps{Client: mgr.GetClient(), CloudProvider: cloud, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
 		counter.NewController(counter.Deps{Client: mgr.GetClient(), Cluster: cluster, Registerer: deps.Registry}),
@@ -101,6 +90,13 @@ func Register(ctx context.Context, deps Deps) error {
 		hash.NewController(hash.Deps{Client: mgr.GetClient()}),
 		podmetrics.NewController(podmetrics.Deps{Client: mgr.GetClient(), Registerer: deps.Registry}),
 	)
+	// Plan fidelity: tell the kube-scheduler where each pending pod was planned (KEP-5278).
+	if nominate, err := nominatedNodeNames(ctx, deps); err != nil {
+		return err
+	} else if nominate {
+		all = append(all, nomination.NewController(nomination.Deps{Client: mgr.GetClient(), Nominations: cluster,
+			Changes: cluster.NominationChanges(), Clock: deps.Clock}))
+	}
 	all = append(all, forcefulDisruption(deps, cloud, recorder)...)
 	// Voluntary disruption: pod events and the Consolidatable condition feed the disruption loop.
 	all = append(all,

@@ -59,20 +59,7 @@ type Deps struct {
 	Recorder events.Recorder
 	// Registerer receives the controller's metrics.
 	Registerer prometheus.Registerer
-	// Hints, when set, holds a new Node's unregistered taint until the kube-scheduler has been told which
-	// pending pods are planned onto it (status.nominatedNodeName), for at most HintWait after the Node
-	// appeared: once the Node is schedulable the kube-scheduler places pending pods at once.
-	Hints Hints
 }
-
-// Hints counts the pending pods planned onto a NodeClaim whose status.nominatedNodeName does not name its
-// Node yet.
-type Hints interface {
-	Unhinted(ctx context.Context, nodeClaim, node string) (int, error)
-}
-
-// HintWait bounds how long registration holds a Node for Hints.
-const HintWait = 5 * time.Second
 
 // Controller reconciles the lifecycle of NodeClaims that aren't being deleted.
 type Controller struct {
@@ -108,7 +95,7 @@ func NewController(deps Deps) *Controller {
 		launch: &launch{kubeClient: deps.Client, cloudProvider: deps.CloudProvider, clock: deps.Clock,
 			recorder: deps.Recorder, metrics: m, cache: newLaunchCache()},
 		registration: &registration{kubeClient: deps.Client, clock: deps.Clock, recorder: deps.Recorder,
-			metrics: m, hints: deps.Hints},
+			metrics: m},
 		initialization: &initialization{kubeClient: deps.Client, clock: deps.Clock},
 		liveness:       &liveness{kubeClient: deps.Client, clock: deps.Clock, metrics: m},
 	}

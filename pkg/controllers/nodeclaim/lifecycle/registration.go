@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -35,7 +34,6 @@ type registration struct {
 	clock      clock.Clock
 	recorder   events.Recorder
 	metrics    *lifecycleMetrics
-	hints      Hints
 }
 
 func (r *registration) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (outcome, error) {
@@ -62,9 +60,6 @@ func (r *registration) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("Node", klog.KObj(node)))
 	firstRegistration := node.Labels[v1.NodeRegisteredLabelKey] != "true"
-	if wait, err := r.awaitHints(ctx, nodeClaim, node, firstRegistration); err != nil || wait > 0 {
-		return outcome{requeueAfter: wait}, err
-	}
 	if err := r.syncNode(ctx, nodeClaim, node, firstRegistration); err != nil {
 		return outcome{}, err
 	}
@@ -76,22 +71,6 @@ func (r *registration) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (
 		log.FromContext(ctx).Info("registered nodeclaim")
 	}
 	return outcome{}, nil
-}
-
-// hintRecheck is how often registration looks again while it waits for Hints.
-const hintRecheck = 100 * time.Millisecond
-
-// awaitHints returns how long to wait before registering a new Node whose planned pods have not all been
-// hinted to the kube-scheduler yet; zero once they have, after HintWait, or without Hints.
-func (r *registration) awaitHints(ctx context.Context, nodeClaim *v1.NodeClaim, node *corev1.Node, first bool) (time.Duration, error) {
-	if r.hints == nil || !first || r.clock.Since(node.CreationTimestamp.Time) >= HintWait {
-		return 0, nil
-	}
-	n, err := r.hints.Unhinted(ctx, nodeClaim.Name, node.Name)
-	if err != nil || n == 0 {
-		return 0, err
-	}
-	return hintRecheck, nil
 }
 
 // syncNode makes the Node the claim's: the claim's labels and annotations (Node-only ones are kept), its

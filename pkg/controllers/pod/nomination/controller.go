@@ -208,25 +208,3 @@ func nodeChanged(o, n client.Object) bool {
 		old.Spec.Unschedulable != node.Spec.Unschedulable ||
 		(old.DeletionTimestamp == nil) != (node.DeletionTimestamp == nil)
 }
-
-// Unhinted counts the pending pods nominated to the NodeClaim whose status.nominatedNodeName (in the cache)
-// does not name node yet; registration waits for them (lifecycle.Hints).
-func (c *Controller) Unhinted(ctx context.Context, nodeClaim, node string) (int, error) {
-	n := 0
-	for _, nom := range c.nominations.Nominations() {
-		if nom.Target.NodeClaim != nodeClaim {
-			continue
-		}
-		pod := &corev1.Pod{}
-		if err := c.client.Get(ctx, nom.Pod, pod); err != nil {
-			if client.IgnoreNotFound(err) != nil {
-				return 0, fmt.Errorf("getting pod %s, %w", nom.Pod, err)
-			}
-			continue
-		}
-		if pod.Spec.NodeName == "" && pod.Status.NominatedNodeName != node {
-			n++
-		}
-	}
-	return n, nil
-}
