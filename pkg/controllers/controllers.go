@@ -29,6 +29,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodepool/hash"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodepool/readiness"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodepool/static"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/pod/nomination"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
 	"github.com/lathe-autoscaler/lathe/pkg/events"
 	"github.com/lathe-autoscaler/lathe/pkg/operator/options"
@@ -61,7 +62,8 @@ func Register(ctx context.Context, deps Deps) error {
 		return err
 	}
 	recorder := events.NewRecorder(mgr.GetEventRecorderFor("karpenter"), deps.Clock)
-	cluster := state.NewCluster(state.Deps{Reader: mgr.GetClient(), Clock: deps.Clock, Registerer: deps.Registry})
+	cluster := state.NewCluster(state.Deps{Reader: mgr.GetClient(), Clock: deps.Clock, Registerer: deps.Registry,
+		NominationWindow: state.NominationWindow(deps.Options.BatchMaxDuration)})
 	provisioner := provisioning.NewProvisioner(provisioning.Deps{
 		Client:            mgr.GetClient(),
 		Cluster:           cluster,
@@ -91,6 +93,13 @@ func Register(ctx context.Context, deps Deps) error {
 		hash.NewController(hash.Deps{Client: mgr.GetClient()}),
 		podmetrics.NewController(podmetrics.Deps{Client: mgr.GetClient(), Registerer: deps.Registry}),
 	)
+	// Plan fidelity: tell the kube-scheduler where each pending pod was planned (KEP-5278).
+	if nominate, err := nominatedNodeNames(ctx, deps); err != nil {
+		return err
+	} else if nominate {
+		all = append(all, nomination.NewController(nomination.Deps{Client: mgr.GetClient(), Nominations: cluster,
+			Changes: cluster.NominationChanges(), Clock: deps.Clock}))
+	}
 	all = append(all, forcefulDisruption(deps, cloud, cluster, recorder)...)
 	// Voluntary disruption: pod events and the Consolidatable condition feed the disruption loop.
 	all = append(all,

@@ -8,8 +8,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
@@ -27,6 +29,9 @@ type Deps struct {
 	Clock clock.Clock
 	// Registerer receives the cluster-state metrics.
 	Registerer prometheus.Registerer
+	// NominationWindow is how long a nomination to a Node holds (see NominationWindow); zero means
+	// MinNominationWindow.
+	NominationWindow time.Duration
 }
 
 // Cluster is the cluster view: the stores, the shared change stamp and the synced check. The stores are
@@ -39,6 +44,8 @@ type Cluster struct {
 	Deletions  *DeletionMarks
 
 	stamp   *Stamp
+	window  time.Duration
+	changes chan event.GenericEvent
 	reader  client.Reader
 	clock   clock.Clock
 	metrics *clusterMetrics
@@ -57,6 +64,8 @@ func NewCluster(deps Deps) *Cluster {
 		PDBs:       NewPDBStore(stamp),
 		Deletions:  NewDeletionMarks(stamp),
 		stamp:      stamp,
+		window:     max(deps.NominationWindow, MinNominationWindow),
+		changes:    make(chan event.GenericEvent, nominationBuffer),
 		reader:     deps.Reader,
 		clock:      deps.Clock,
 		metrics:    newClusterMetrics(deps.Registerer),
@@ -117,6 +126,25 @@ func (c *Cluster) recordSync(synced bool) {
 	c.metrics.unsyncedTime.Set(now.Sub(c.lastSynced).Seconds())
 }
 
+// Nominate records that the pending pod is planned onto target, now (see PodStore.Nominate), and announces a
+// change on NominationChanges.
+func (c *Cluster) Nominate(pod *corev1.Pod, target Target) {
+	if !c.Pods.Nominate(pod, target, c.clock.Now()) {
+		return
+	}
+	select {
+	case c.changes <- event.GenericEvent{Object: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name}}}:
+	default: // nobody listens, or is behind: the listener also looks at pods on their own events
+	}
+}
+
+// NominationChanges delivers the pods whose nomination Nominate changed, for one listener (the controller
+// that tells the kube-scheduler). Changes are dropped while the listener is behind by nominationBuffer.
+func (c *Cluster) NominationChanges() <-chan event.GenericEvent { return c.changes }
+
+// nominationBuffer is how many nomination changes wait for the listener.
+const nominationBuffer = 4096
+
 // NodePoolResources returns what the NodePool's status.resources and status.nodes report (as Karpenter
 // reports them): the summed capacity of the pool's launched machines that are not marked for deletion, with
 // their count under "nodes". It is not what limits are checked against: that is Snapshot.NodePoolUsage,
@@ -148,6 +176,7 @@ func (c *Cluster) read() *Snapshot {
 		names[i] = e.node.Name
 	}
 	pods := c.Pods.views(names)
+	noms := c.Pods.nominations()
 	marks := c.Deletions.all()
 	snap := &Snapshot{
 		Nodes:         make([]*StateNode, 0, len(nodes.nodes)),
@@ -162,5 +191,6 @@ func (c *Cluster) read() *Snapshot {
 	for i, e := range nodes.inFlight {
 		snap.InFlight = append(snap.InFlight, inFlight(nodes.flyKeys[i], e, marks))
 	}
+	c.attachNominations(snap, nodes, marks, noms)
 	return snap
 }

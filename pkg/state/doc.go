@@ -9,7 +9,8 @@
 //
 //   - NodeStore: Nodes and NodeClaims, joined by provider ID. A NodeClaim whose Node has not joined yet is
 //     "in flight"; a Node without a NodeClaim is an unmanaged node.
-//   - PodStore: the pods bound to each node, with their summed requests and host ports.
+//   - PodStore: the pods bound to each node, with their summed requests and host ports, and the pending pods
+//     the provisioner nominated to a node or NodeClaim (Cluster.Nominate).
 //   - DaemonSetStore and PDBStore: DaemonSets and PodDisruptionBudgets by namespace/name.
 //   - DeletionMarks: provider IDs a disruption or termination loop has claimed for deletion.
 //
@@ -27,6 +28,14 @@
 //	}
 //	snap := cluster.Snapshot()
 //	for _, n := range snap.Nodes { ... }
+//
+// # Nominations
+//
+// A pending pod the provisioner planned onto a node or NodeClaim is nominated there until it is bound or
+// deleted, the target is gone or marked for deletion, or NominationWindow has passed since the later of the
+// nomination and the target's Node becoming Ready (Karpenter's window; a claim still in flight keeps its pods).
+// This is the one place that rule lives: Snapshot lists each node's and in-flight claim's live nominated
+// pods (Nominated), which count as using it, and Cluster.NominationOf / Cluster.Nominations answer per pod.
 //
 // # NodePool usage
 //

@@ -339,3 +339,22 @@ func claimFingerprint(c *v1.NodeClaim) any {
 	}{c.Labels, c.Annotations, c.DeletionTimestamp != nil, c.Spec, c.Status.NodeName, c.Status.ProviderID,
 		c.Status.Capacity, c.Status.Allocatable, conditions}
 }
+
+// resolve returns a copy of the machine the target names, with its deletion mark, or nil.
+func (s *NodeStore) resolve(t Target, marks map[string]struct{}) *entryView {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	key, ok := s.claimKeys[t.NodeClaim]
+	if t.NodeClaim == "" {
+		key, ok = s.nodeKeys[t.Node]
+	}
+	if !ok {
+		return nil
+	}
+	e := s.entries[key]
+	if e == nil {
+		return nil
+	}
+	c := &nodeEntry{node: e.node.DeepCopy(), claim: e.claim.DeepCopy()}
+	return &entryView{entry: c, marked: markedForDeletion(key, c, marks)}
+}

@@ -24,9 +24,10 @@ type HostPort struct {
 type PodStore struct {
 	stamp *Stamp
 
-	mu     sync.RWMutex
-	pods   map[types.NamespacedName]*boundPod
-	byNode map[string]map[types.NamespacedName]struct{} // Node name → pods bound to it
+	mu        sync.RWMutex
+	pods      map[types.NamespacedName]*boundPod
+	byNode    map[string]map[types.NamespacedName]struct{} // Node name → pods bound to it
+	nominated map[types.NamespacedName]*nomination         // pending pods → where the provisioner planned them
 }
 
 // boundPod is a pod with what it takes from its node, worked out once when the pod is stored.
@@ -40,17 +41,27 @@ type boundPod struct {
 // NewPodStore returns an empty store that bumps stamp on every relevant change.
 func NewPodStore(stamp *Stamp) *PodStore {
 	return &PodStore{
-		stamp:  stamp,
-		pods:   map[types.NamespacedName]*boundPod{},
-		byNode: map[string]map[types.NamespacedName]struct{}{},
+		stamp:     stamp,
+		pods:      map[types.NamespacedName]*boundPod{},
+		byNode:    map[string]map[types.NamespacedName]struct{}{},
+		nominated: map[types.NamespacedName]*nomination{},
 	}
 }
 
 // UpdatePod stores a bound pod, or forgets it when it is not bound (any more) or has finished. The store keeps
-// its own copy.
+// its own copy. A pod that is bound, finished or another pod under the same name loses its nomination.
 func (s *PodStore) UpdatePod(pod *corev1.Pod) {
 	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
-	if pod.Spec.NodeName == "" || scheduling.IsTerminal(pod) {
+	if pod.Spec.NodeName == "" && !scheduling.IsTerminal(pod) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.unbindLocked(key)
+		if n, ok := s.nominated[key]; ok && n.pod.UID != pod.UID {
+			s.forgetNomination(key)
+		}
+		return
+	}
+	if scheduling.IsTerminal(pod) {
 		s.DeletePod(key)
 		return
 	}
@@ -62,6 +73,7 @@ func (s *PodStore) UpdatePod(pod *corev1.Pod) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.forgetNomination(key)
 	old, existed := s.pods[key]
 	if existed && old.pod.Spec.NodeName != pod.Spec.NodeName {
 		s.unindex(key, old.pod.Spec.NodeName)
@@ -88,10 +100,16 @@ func podChanged(old, new *boundPod) bool {
 		(old.pod.DeletionTimestamp == nil) != (new.pod.DeletionTimestamp == nil)
 }
 
-// DeletePod forgets the pod, if the store has it.
+// DeletePod forgets the pod and its nomination, if the store has them.
 func (s *PodStore) DeletePod(key types.NamespacedName) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.forgetNomination(key)
+	s.unbindLocked(key)
+}
+
+// unbindLocked forgets the bound pod. Callers hold the write lock.
+func (s *PodStore) unbindLocked(key types.NamespacedName) {
 	old, ok := s.pods[key]
 	if !ok {
 		return

@@ -55,6 +55,10 @@ type StateNode struct {
 	Pods []*corev1.Pod
 	// HostPorts are the host ports the bound pods hold.
 	HostPorts []HostPort
+	// Nominated are the pending pods the provisioner planned onto the node whose nomination still holds
+	// (see NominationWindow), sorted by namespace/name. They count as using the node: the provisioner
+	// keeps their place, consolidation does not fill it, and disruption does not remove the node.
+	Nominated []*corev1.Pod
 	// MarkedForDeletion is true when the Node or NodeClaim is being deleted, a loop marked the machine for
 	// deletion, or the Node carries the karpenter.sh/disrupted:NoSchedule taint (it is being drained). The
 	// simulator must not place pods on such a node, and its reschedulable pods need room elsewhere; its
@@ -80,6 +84,8 @@ type InFlightNodeClaim struct {
 	Taints []corev1.Taint
 	// MarkedForDeletion is true when the NodeClaim is being deleted or a loop marked it for deletion.
 	MarkedForDeletion bool
+	// Nominated are the pending pods the provisioner planned onto the NodeClaim, sorted by namespace/name.
+	Nominated []*corev1.Pod
 }
 
 // stateNode builds the snapshot value of a Node-backed entry. e and pods are already deep copies.

@@ -112,11 +112,16 @@ func setUpCluster(ctx context.Context) error {
 // startLathe starts (or restarts) the lathe process against the cluster.
 func startLathe(ctx context.Context) error {
 	var err error
-	s.lathe, err = localcluster.StartLathe(ctx, localcluster.LatheOptions{
-		Binary: s.latheBin, Kubeconfig: s.cluster.Kubeconfig(), ClusterName: "e2e", Logs: s.logs,
-		Env: []string{"BATCH_IDLE_DURATION=1s", "BATCH_MAX_DURATION=10s"},
-	})
+	s.lathe, err = startLatheEnv(ctx)
 	return err
+}
+
+// startLatheEnv starts a lathe process with extra environment.
+func startLatheEnv(ctx context.Context, env ...string) (*localcluster.Lathe, error) {
+	return localcluster.StartLathe(ctx, localcluster.LatheOptions{
+		Binary: s.latheBin, Kubeconfig: s.cluster.Kubeconfig(), ClusterName: "e2e", Logs: s.logs,
+		Env: append([]string{"BATCH_IDLE_DURATION=1s", "BATCH_MAX_DURATION=10s"}, env...),
+	})
 }
 
 // eventually polls cond every 250ms until it is true, fails the test at timeout, and stops on an error.

@@ -119,6 +119,9 @@ func candidate(v *View, n *state.StateNode, pdbs pdbLimits, class Class) (*Candi
 		return nil, fmt.Sprintf("disruption is blocked through the %q annotation", v1.DoNotDisruptAnnotationKey), nil
 	case n.NodePool == "":
 		return nil, fmt.Sprintf("node doesn't have required label %q", v1.NodePoolLabelKey), nil
+	case len(n.Nominated) > 0:
+		// pkg/state owns which nominations still hold; a pod headed here would need room again elsewhere.
+		return nil, "node is nominated for a pending pod", nil
 	}
 	pool := v.NodePools[n.NodePool]
 	if pool == nil {

@@ -81,7 +81,7 @@ func simulate(ctx context.Context, v *View, opts solver.Options, candidates []*C
 	// pending ones.
 	var draining []*corev1.Pod
 	in.Nodes, in.InFlight, draining = provisioning.ExistingCapacity(&rest)
-	others := unplaced(v, draining)
+	others := unplaced(v, &in, draining)
 	in.Pods = append(podsOf(candidates), others...)
 	plan, err := solver.Solve(ctx, in, opts)
 	if err != nil {
@@ -99,9 +99,33 @@ func podsOf(candidates []*Candidate) []*corev1.Pod {
 	return pods
 }
 
-// unplaced is what the provisioner has yet to place: the pending pods and the draining nodes' pods.
-func unplaced(v *View, draining []*corev1.Pod) []*corev1.Pod {
-	return append(slices.Clip(v.Pending), draining...)
+// unplaced is what the provisioner has yet to place: the pending pods and the draining nodes' pods. A
+// pending pod nominated to a node or claim that stays is not among them: the input already holds it there
+// (provisioning.ExistingCapacity). The pending list and the state snapshot are separate copies of the
+// pods, so they are matched by namespace and name.
+func unplaced(v *View, in *solver.Input, draining []*corev1.Pod) []*corev1.Pod {
+	if len(v.Pending) == 0 {
+		return draining
+	}
+	held := map[solver.PodRef]bool{}
+	hold := func(pods []*corev1.Pod) {
+		for _, p := range pods {
+			held[solver.PodRef{Namespace: p.Namespace, Name: p.Name}] = true
+		}
+	}
+	for _, n := range in.Nodes {
+		hold(n.Pods)
+	}
+	for _, f := range in.InFlight {
+		hold(f.Pods)
+	}
+	out := slices.Clip(draining)
+	for _, p := range v.Pending {
+		if !held[solver.PodRef{Namespace: p.Namespace, Name: p.Name}] {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // onlyFor cuts a plan to the candidates' pods: the new claims holding at least one of them (and their
@@ -139,8 +163,9 @@ type simulator struct {
 	// solver can't reuse its preparation, and then each set is simulated from scratch.
 	base     *solver.Base
 	prepared bool
-	// draining are the pods of nodes being drained, placed with the pending ones in every set.
-	draining []*corev1.Pod
+	// draining are the pods of nodes being drained; others those and the pending pods not held on a node,
+	// placed in every set.
+	draining, others []*corev1.Pod
 }
 
 func newSimulator(v *View, opts solver.Options, candidates []*Candidate) *simulator {
@@ -157,7 +182,8 @@ func (s *simulator) prepare(candidates []*Candidate) {
 		DaemonSets: v.Snapshot.DaemonSets, Volumes: v.Volumes,
 	}
 	in.Nodes, in.InFlight, s.draining = provisioning.ExistingCapacity(v.Snapshot)
-	in.Pods = append(podsOf(candidates), unplaced(v, s.draining)...)
+	s.others = unplaced(v, &in, s.draining)
+	in.Pods = append(podsOf(candidates), s.others...)
 	s.prepared = true
 	if base := solver.NewBase(in, s.opts); base.Reuses() {
 		s.base = base
@@ -173,12 +199,11 @@ func (s *simulator) simulate(ctx context.Context, candidates []*Candidate) (*sol
 	for i, c := range candidates {
 		names[i] = c.Name()
 	}
-	others := unplaced(s.v, s.draining)
-	plan, err := s.base.Solve(ctx, names, append(podsOf(candidates), others...))
+	plan, err := s.base.Solve(ctx, names, append(podsOf(candidates), s.others...))
 	if err != nil {
 		return nil, fmt.Errorf("simulating the removal of %d nodes, %w", len(candidates), err)
 	}
-	return onlyFor(plan, candidates, len(others) > 0), nil
+	return onlyFor(plan, candidates, len(s.others) > 0), nil
 }
 
 // evaluate turns a simulation into a command for the candidates, or explains why there is none: every

@@ -325,3 +325,28 @@ func TestConsolidationLeavesRoomForUnplacedPods(t *testing.T) {
 		t.Fatalf("with b's room wanted by a draining node's pod: %s, want a replaced", cmd.Decision())
 	}
 }
+
+// A pending pod nominated to a node is held there once: the simulation does not place it again as
+// pending. b (8 cpu) runs 1 cpu and holds a 3-cpu nominated pod, so a's 2-cpu pod still fits on b.
+func TestNominatedPendingPodIsCountedOnce(t *testing.T) {
+	nominated := pod("nominated", "3", func(p *corev1.Pod) { p.Spec.NodeName = "" })
+	b := node("b", 8, v1.CapacityTypeOnDemand, pod("pb", "1"))
+	b.Nominated = []*corev1.Pod{nominated}
+	v := view(pool(), catalog(), node("a", 4, v1.CapacityTypeOnDemand, pod("pa", "2")), b)
+	v.Pending = []*corev1.Pod{nominated.DeepCopy()}
+	s := disruption.NewSingleNodeConsolidation(false, solver.Options{})
+	all, _, _ := disruption.Candidates(v, disruption.Graceful)
+	var a []*disruption.Candidate
+	for _, c := range all {
+		if c.Name() == "a" {
+			a = append(a, c)
+		}
+	}
+	cmd, _, err := s.Compute(context.Background(), v, disruption.Budgets(v, s.Reason()), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmd.Decision() != disruption.DecisionDelete {
+		t.Fatalf("decided %q, want a deleted (its pod fits next to b's nominated pod)", cmd.Decision())
+	}
+}

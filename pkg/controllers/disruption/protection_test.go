@@ -130,3 +130,13 @@ func TestDisruptionCostOrder(t *testing.T) {
 		t.Errorf("order %s, want b (1 pod), d (2 pods, half life), a (2 pods), c (deletion cost)", got)
 	}
 }
+
+// A node pending pods are nominated to (pkg/state says which nominations hold) is not a candidate, as in
+// Karpenter.
+func TestNominatedNodeIsNotACandidate(t *testing.T) {
+	n := node("a", 4, v1.CapacityTypeOnDemand)
+	n.Nominated = []*corev1.Pod{pod("headed-here", "1")}
+	if r := blockedReason(t, view(pool(), catalog(), n)); r != "node is nominated for a pending pod" {
+		t.Errorf("reason %q", r)
+	}
+}

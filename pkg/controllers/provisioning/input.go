@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -53,7 +54,7 @@ func (p *Provisioner) readInput(ctx context.Context) (solver.Input, error) {
 	in.NodePools, in.InstanceTypes = pools, instanceTypes
 	var draining []*corev1.Pod
 	in.Nodes, in.InFlight, draining = ExistingCapacity(snapshot)
-	in.Pods = sortPods(append(pendingPods(pods.Items), draining...))
+	in.Pods = sortPods(append(unpinned(pendingPods(pods.Items), in), draining...))
 	in.DaemonSets = snapshot.DaemonSets
 	if in.Volumes, err = ListVolumes(ctx, p.deps.Client); err != nil {
 		return in, err
@@ -118,6 +119,10 @@ func sortPods(pods []*corev1.Pod) []*corev1.Pod {
 // ExistingCapacity turns the snapshot into the solver's nodes (with their bound pods) and NodeClaims still
 // launching, and returns the reschedulable pods of the nodes being drained or deleted.
 //
+// Pending pods nominated to a node or NodeClaim (see state.NominationWindow) are placed there as fixed, in
+// namespace/name order, while they still fit what it can hold next to its bound pods; the others are
+// left to be planned again.
+//
 // Such a node takes no new pods, but its capacity counts against its pool's limits until it is gone, so it
 // is handed to the solver cordoned and empty. Its pods are to be placed like pending ones: capacity for them
 // launches while the drain waits on PodDisruptionBudgets. A later pass sees them again (still bound, or
@@ -137,15 +142,53 @@ func ExistingCapacity(snapshot *state.Snapshot) ([]solver.ExistingNode, []solver
 		if n.NodeClaim != nil && !meta.IsStatusConditionTrue(n.NodeClaim.Status.Conditions, v1.ConditionTypeInitialized) {
 			node = withoutStartupTaints(node, n.NodeClaim)
 		}
-		existing = append(existing, solver.ExistingNode{Node: node, Pods: n.Pods})
+		pods := append(n.Pods, fitting(n.Allocatable, n.Requested, n.Nominated)...)
+		existing = append(existing, solver.ExistingNode{Node: node, Pods: pods})
 	}
 	var inFlight []solver.InFlightNodeClaim
 	for _, c := range snapshot.InFlight {
 		if !c.MarkedForDeletion {
-			inFlight = append(inFlight, solver.InFlightNodeClaim{NodeClaim: c.NodeClaim})
+			inFlight = append(inFlight, solver.InFlightNodeClaim{NodeClaim: c.NodeClaim, Pods: fitting(c.Allocatable, nil, c.Nominated)})
 		}
 	}
 	return existing, inFlight, draining
+}
+
+// fitting returns the nominated pods that fit in allocatable next to what is requested already, taking them
+// in order. Unknown allocatable (a NodeClaim not launched yet) holds every pod it was launched for.
+func fitting(allocatable, requested corev1.ResourceList, nominated []*corev1.Pod) []*corev1.Pod {
+	if len(allocatable) == 0 {
+		return nominated
+	}
+	used := corev1.ResourceList{}
+	scheduling.AddResources(used, requested)
+	var out []*corev1.Pod
+	for _, pod := range nominated {
+		with := used.DeepCopy()
+		scheduling.AddResources(with, scheduling.PodRequests(pod))
+		if scheduling.Fits(with, allocatable) {
+			out, used = append(out, pod), with
+		}
+	}
+	return out
+}
+
+// unpinned returns the pending pods the input does not already place on a node or NodeClaim.
+func unpinned(pending []*corev1.Pod, in solver.Input) []*corev1.Pod {
+	pinned := map[types.NamespacedName]bool{}
+	for _, n := range in.Nodes {
+		for _, p := range n.Pods {
+			if p.Spec.NodeName == "" {
+				pinned[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = true
+			}
+		}
+	}
+	for _, c := range in.InFlight {
+		for _, p := range c.Pods {
+			pinned[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = true
+		}
+	}
+	return slices.DeleteFunc(pending, func(p *corev1.Pod) bool { return pinned[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] })
 }
 
 // withoutStartupTaints returns a copy of a still-initializing node without the taints it will shed.

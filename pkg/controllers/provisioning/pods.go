@@ -1,6 +1,8 @@
 package provisioning
 
 import (
+	"encoding/json"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
@@ -9,10 +11,14 @@ import (
 // DefaultSchedulerName is the kube-scheduler's name; pods for other schedulers are not Lathe's to place.
 const DefaultSchedulerName = corev1.DefaultSchedulerName
 
+// NominationFieldManager is the field manager Lathe writes pods' status.nominatedNodeName as (KEP-5278); a
+// nomination another manager owns (the kube-scheduler's, for preemption) is not Lathe's to touch.
+const NominationFieldManager = "lathe-nominator"
+
 // Provisionable reports whether Lathe should find room for the pod, and if not, why not. A pod is
 // provisionable when the kube-scheduler tried and marked it unschedulable, it is not bound, terminating,
-// finished or waiting for a preemption it triggered, it is not a daemonset's or a node's own (mirror) pod,
-// and it is for the default scheduler.
+// finished or waiting for a preemption it triggered (a status.nominatedNodeName Lathe did not set), it is
+// not a daemonset's or a node's own (mirror) pod, and it is for the default scheduler.
 func Provisionable(pod *corev1.Pod) (bool, string) {
 	switch {
 	case pod.Spec.NodeName != "":
@@ -23,7 +29,7 @@ func Provisionable(pod *corev1.Pod) (bool, string) {
 		return false, "terminal"
 	case pod.Spec.SchedulerName != "" && pod.Spec.SchedulerName != DefaultSchedulerName:
 		return false, "other scheduler"
-	case pod.Status.NominatedNodeName != "":
+	case pod.Status.NominatedNodeName != "" && NominatedNodeNameOwner(pod) != NominationFieldManager:
 		return false, "preempting"
 	case scheduling.IsDaemonSetPod(pod):
 		return false, "daemonset"
@@ -43,4 +49,24 @@ func markedUnschedulable(pod *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// NominatedNodeNameOwner returns the field manager that last set the pod's status.nominatedNodeName, from
+// its managed fields; empty when none is recorded.
+func NominatedNodeNameOwner(pod *corev1.Pod) string {
+	for _, entry := range pod.ManagedFields {
+		if entry.FieldsV1 == nil {
+			continue
+		}
+		var fields struct {
+			Status map[string]json.RawMessage `json:"f:status"`
+		}
+		if json.Unmarshal(entry.FieldsV1.Raw, &fields) != nil {
+			continue
+		}
+		if _, ok := fields.Status["f:nominatedNodeName"]; ok {
+			return entry.Manager
+		}
+	}
+	return ""
 }

@@ -35,6 +35,14 @@ func TestProvisionable(t *testing.T) {
 		{name: "succeeded", mutate: func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }, why: "terminal"},
 		{name: "other scheduler", mutate: func(p *corev1.Pod) { p.Spec.SchedulerName = "volcano" }, why: "other scheduler"},
 		{name: "preempting", mutate: func(p *corev1.Pod) { p.Status.NominatedNodeName = "n" }, why: "preempting"},
+		{name: "preempting, nominated by the kube-scheduler", mutate: func(p *corev1.Pod) {
+			p.Status.NominatedNodeName = "n"
+			p.ManagedFields = []metav1.ManagedFieldsEntry{nominatedBy("kube-scheduler")}
+		}, why: "preempting"},
+		{name: "nominated by Lathe", mutate: func(p *corev1.Pod) {
+			p.Status.NominatedNodeName = "n"
+			p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}}, nominatedBy(provisioning.NominationFieldManager)}
+		}, want: true},
 		{name: "daemonset pod", mutate: func(p *corev1.Pod) {
 			p.OwnerReferences = []metav1.OwnerReference{{Kind: "DaemonSet", Name: "ds", Controller: &isController}}
 		}, why: "daemonset"},
@@ -54,4 +62,10 @@ func TestProvisionable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nominatedBy is a managed-fields entry of a manager that set status.nominatedNodeName.
+func nominatedBy(manager string) metav1.ManagedFieldsEntry {
+	return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status",
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:nominatedNodeName":{}}}`)}}
 }

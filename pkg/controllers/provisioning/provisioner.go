@@ -46,6 +46,8 @@ type ClusterState interface {
 	Synced(ctx context.Context) bool
 	// Snapshot returns a deep copy of the state.
 	Snapshot() *state.Snapshot
+	// Nominate records where the plan put a pending pod, so the next pass keeps it there.
+	Nominate(pod *corev1.Pod, target state.Target)
 }
 
 // Provisioner turns batches of pending pods into NodeClaims.
@@ -104,6 +106,7 @@ func (p *Provisioner) Provision(ctx context.Context) (*solver.Plan, error) {
 	}
 	p.metrics.unschedulable.Set(float64(len(plan.Unschedulable)))
 	created, err := p.createNodeClaims(ctx, in, plan)
+	p.nominate(in, plan, created)
 	p.publish(in, plan, created)
 	// Even when some creates failed, the next pass must count the claims that were created, or it launches
 	// again for their pods.
@@ -168,6 +171,37 @@ func (p *Provisioner) awaitObserved(ctx context.Context, created map[string]stri
 		}
 	}
 	return nil
+}
+
+// nominate records where the plan put each pending pod: the existing node or in-flight NodeClaim, or the
+// NodeClaim created for it. A pod on a claim that could not be created is left to the next pass.
+func (p *Provisioner) nominate(in solver.Input, plan *solver.Plan, created map[string]string) {
+	pods := map[solver.PodRef]*corev1.Pod{}
+	for _, pod := range in.Pods {
+		if pod.Spec.NodeName == "" {
+			pods[solver.PodRef{Namespace: pod.Namespace, Name: pod.Name}] = pod
+		}
+	}
+	for _, placement := range plan.Placements {
+		if pod := pods[placement.Pod]; pod != nil {
+			target := state.Target{Node: placement.Target}
+			if placement.InFlight {
+				target = state.Target{NodeClaim: placement.Target}
+			}
+			p.deps.Cluster.Nominate(pod, target)
+		}
+	}
+	for _, planned := range plan.NodeClaims {
+		name, ok := created[planned.Name]
+		if !ok {
+			continue
+		}
+		for _, ref := range planned.Pods {
+			if pod := pods[ref]; pod != nil {
+				p.deps.Cluster.Nominate(pod, state.Target{NodeClaim: name})
+			}
+		}
+	}
 }
 
 // publish emits a Nominated event on every pod the plan found room for and a FailedScheduling event with

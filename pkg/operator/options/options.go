@@ -25,6 +25,9 @@ const (
 	CloudProviderAWS = "aws"
 	// CloudProviderSim is the simulated provider: it turns NodeClaims into Node objects without any cloud.
 	CloudProviderSim = "sim"
+
+	// NominatedNodeNameAuto sets pods' status.nominatedNodeName when the API server is v1.35 or later.
+	NominatedNodeNameAuto = "auto"
 )
 
 // DefaultLeaderElectionNamespace is the Lease namespace used when neither LEADER_ELECTION_NAMESPACE nor
@@ -120,6 +123,9 @@ type Options struct {
 	KarpenterService string
 	// CloudProvider picks the provider: aws or sim.
 	CloudProvider string
+	// NominatedNodeName is auto, true or false: whether Lathe sets the status.nominatedNodeName of pending
+	// pods to the Node it planned them onto (KEP-5278); auto means when the API server is v1.35 or later.
+	NominatedNodeName string
 	// SimLaunchDelay is how long a simulated instance takes to appear as a Node (CLOUD_PROVIDER=sim only).
 	SimLaunchDelay time.Duration
 }

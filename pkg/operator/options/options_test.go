@@ -59,6 +59,7 @@ func TestDefaults(t *testing.T) {
 		LogOutputPaths:                   []string{"stdout"},
 		LogErrorOutputPaths:              []string{"stderr"},
 		CloudProvider:                    "sim",
+		NominatedNodeName:                "auto",
 		DisableLeaderElection:            false,
 		DisableClusterStateObservability: false,
 	}
@@ -108,6 +109,7 @@ func TestFromEnvironment(t *testing.T) {
 		"KARPENTER_SERVICE":                   "karpenter",
 		"CLOUD_PROVIDER":                      "aws",
 		"SIM_LAUNCH_DELAY":                    "3s",
+		"NOMINATED_NODE_NAME":                 "false",
 	}))
 	if err != nil {
 		t.Fatalf("Parse() error = %v", err)
@@ -150,6 +152,7 @@ func TestFromEnvironment(t *testing.T) {
 		KarpenterService:                 "karpenter",
 		CloudProvider:                    "aws",
 		SimLaunchDelay:                   3 * time.Second,
+		NominatedNodeName:                "false",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Parse() from environment\n got: %+v\nwant: %+v", got, want)
@@ -249,6 +252,7 @@ func TestErrors(t *testing.T) {
 		{"unknown min values policy", nil, with(map[string]string{"MIN_VALUES_POLICY": "Loose"}), []string{"MIN_VALUES_POLICY", `"Loose"`}},
 		{"unknown cloud provider", nil, with(map[string]string{"CLOUD_PROVIDER": "gcp"}), []string{"CLOUD_PROVIDER", `"gcp"`}},
 		{"negative launch delay", nil, with(map[string]string{"SIM_LAUNCH_DELAY": "-1s"}), []string{"SIM_LAUNCH_DELAY", `"-1s"`}},
+		{"unknown nominated node name mode", nil, with(map[string]string{"NOMINATED_NODE_NAME": "yes"}), []string{"NOMINATED_NODE_NAME", `"yes"`}},
 		{"bad bool", nil, with(map[string]string{"DISABLE_LEADER_ELECTION": "yes"}), []string{"DISABLE_LEADER_ELECTION", `"yes"`}},
 		{"unknown feature gate", nil, with(map[string]string{"FEATURE_GATES": "Drift=true"}), []string{"FEATURE_GATES", "Drift", "unknown feature gate"}},
 		{"feature gate without value", nil, with(map[string]string{"FEATURE_GATES": "NodeRepair"}), []string{"FEATURE_GATES", "NodeRepair"}},

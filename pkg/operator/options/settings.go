@@ -63,6 +63,7 @@ func settings(o *Options) []setting {
 		{env: "LOG_ERROR_OUTPUT_PATHS", def: "stderr", usage: "Comma-separated sinks for the logger's own internal errors.", set: list(&o.LogErrorOutputPaths)},
 		{env: "KARPENTER_SERVICE", usage: "Accepted for compatibility with Karpenter's chart; unused.", set: text(&o.KarpenterService)},
 		{env: "CLOUD_PROVIDER", def: CloudProviderSim, usage: "Cloud provider: aws or sim (simulated, no cloud).", set: oneOf(&o.CloudProvider, CloudProviderAWS, CloudProviderSim)},
+		{env: "NOMINATED_NODE_NAME", def: NominatedNodeNameAuto, usage: "auto, true or false: tell the kube-scheduler the Node each pod is planned onto (status.nominatedNodeName); auto means on API server v1.35+.", set: oneOf(&o.NominatedNodeName, NominatedNodeNameAuto, "true", "false")},
 		{env: "SIM_LAUNCH_DELAY", def: "0s", usage: "With CLOUD_PROVIDER=sim: how long a launched instance takes to appear as a Node.", set: duration(&o.SimLaunchDelay, 0)},
 	}
 }

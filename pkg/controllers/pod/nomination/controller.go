@@ -1,0 +1,210 @@
+package nomination
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/fieldindex"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
+	"github.com/lathe-autoscaler/lathe/pkg/state"
+)
+
+// Nominations is what the controller reads of pkg/state: where the provisioner planned the pending pods.
+type Nominations interface {
+	// NominationOf returns the pod's nomination while it holds.
+	NominationOf(pod types.NamespacedName) (state.Nomination, bool)
+	// Nominations returns every nomination that holds.
+	Nominations() []state.Nomination
+}
+
+// Deps are what the controller needs.
+type Deps struct {
+	// Client reads Pods from the manager's cache and patches their status.
+	Client      client.Client
+	Nominations Nominations
+	// Changes announces pods whose nomination changed (state.Cluster.NominationChanges); may be nil.
+	Changes <-chan event.GenericEvent
+	Clock   clock.Clock
+}
+
+// Controller keeps pending pods' status.nominatedNodeName on the Node Lathe planned them onto.
+type Controller struct {
+	client      client.Client
+	nominations Nominations
+	changes     <-chan event.GenericEvent
+	clock       clock.Clock
+}
+
+// NewController returns the nomination controller.
+func NewController(deps Deps) *Controller {
+	return &Controller{client: deps.Client, nominations: deps.Nominations, changes: deps.Changes, clock: deps.Clock}
+}
+
+// Name returns the controller's name.
+func (c *Controller) Name() string { return "pod.nomination" }
+
+// Register watches unbound Pods, and Nodes: a Node appearing, changing taints or going away changes where
+// the pods nominated to it may go.
+func (c *Controller) Register(ctx context.Context, mgr manager.Manager) error {
+	if err := fieldindex.Register(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	b := builder.ControllerManagedBy(mgr).Named(c.Name())
+	if c.changes != nil {
+		b = b.WatchesRawSource(source.Channel(c.changes, &handler.EnqueueRequestForObject{}))
+	}
+	return b.
+		For(&corev1.Pod{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			pod, ok := o.(*corev1.Pod)
+			return ok && pod.Spec.NodeName == ""
+		}))).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(c.podsNominatedTo), builder.WithPredicates(predicate.Funcs{
+			UpdateFunc: func(e event.UpdateEvent) bool { return nodeChanged(e.ObjectOld, e.ObjectNew) },
+		})).
+		// A new Node's pods must be nominated before the Node sheds its startup taints and the kube-scheduler
+		// spreads pending pods over it: one worker writing 500 pods one after the other is too slow for that.
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
+		Complete(c)
+}
+
+// Reconcile sets the pod's status.nominatedNodeName to the Node its nomination names, or clears a value
+// Lathe set once the nomination no longer holds or names no Node yet. It leaves a value another manager set
+// alone, and comes back when the nomination expires.
+func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	pod := &corev1.Pod{}
+	if err := c.client.Get(ctx, req.NamespacedName, pod); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil {
+		return reconcile.Result{}, nil
+	}
+	if pod.Status.NominatedNodeName != "" && provisioning.NominatedNodeNameOwner(pod) != provisioning.NominationFieldManager {
+		return reconcile.Result{}, nil
+	}
+	want, result, err := c.wanted(ctx, req.NamespacedName)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if pod.Status.NominatedNodeName == want {
+		return result, nil
+	}
+	stored := pod.DeepCopy()
+	pod.Status.NominatedNodeName = want
+	if err := c.client.Status().Patch(ctx, pod, client.MergeFrom(stored), client.FieldOwner(provisioning.NominationFieldManager)); err != nil {
+		if apierrors.IsInvalid(err) {
+			// Bound meanwhile (a nomination may not be set on a bound pod): nothing left to tell.
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("patching nominatedNodeName, %w", err))
+	}
+	log.FromContext(ctx).V(1).Info("nominated node", "Pod", klog.KObj(pod), "Node", klog.KRef("", want))
+	return result, nil
+}
+
+// wanted is the Node the pod's nomination names (empty for none, or while its NodeClaim has no Node), and
+// the requeue that comes back when it expires or, while the NodeClaim is in flight, looks again.
+func (c *Controller) wanted(ctx context.Context, pod types.NamespacedName) (string, reconcile.Result, error) {
+	n, ok := c.nominations.NominationOf(pod)
+	switch {
+	case !ok:
+		return "", reconcile.Result{}, nil
+	case n.NodeName != "":
+		return n.NodeName, reconcile.Result{RequeueAfter: max(n.Until.Sub(c.clock.Now()), 0) + expiryMargin}, nil
+	}
+	// The cluster state may not have joined a new Node to its NodeClaim yet; the cache has it as soon as the
+	// Node event that brought us here.
+	node, err := c.nodeOfClaim(ctx, n.Target.NodeClaim)
+	if err != nil || node == "" {
+		return "", reconcile.Result{RequeueAfter: inFlightRecheck}, err
+	}
+	return node, reconcile.Result{RequeueAfter: inFlightRecheck}, nil
+}
+
+// nodeOfClaim returns the name of the NodeClaim's Node, empty while it has none.
+func (c *Controller) nodeOfClaim(ctx context.Context, name string) (string, error) {
+	claim := &v1.NodeClaim{}
+	if err := c.client.Get(ctx, types.NamespacedName{Name: name}, claim); err != nil {
+		return "", client.IgnoreNotFound(err)
+	}
+	nodes, err := fieldindex.NodesForNodeClaim(ctx, c.client, claim)
+	if err != nil || len(nodes) == 0 {
+		return "", err
+	}
+	return nodes[0].Name, nil
+}
+
+const (
+	// concurrency is how many pods are written at once.
+	concurrency = 50
+	// expiryMargin is how long after a nomination's expiry the pod is looked at again, so it has expired.
+	expiryMargin = 100 * time.Millisecond
+	// inFlightRecheck is how often a pod nominated to a NodeClaim without a Node is looked at again, in case
+	// a Node event was missed.
+	inFlightRecheck = 5 * time.Second
+)
+
+// podsNominatedTo maps a Node to the pending pods nominated to it or to its NodeClaim, and the pods whose
+// status.nominatedNodeName names it.
+func (c *Controller) podsNominatedTo(ctx context.Context, o client.Object) []reconcile.Request {
+	node, ok := o.(*corev1.Node)
+	if !ok {
+		return nil
+	}
+	claims := map[string]bool{}
+	if found, err := fieldindex.NodeClaimsForNode(ctx, c.client, node); err == nil {
+		for _, nc := range found {
+			claims[nc.Name] = true
+		}
+	}
+	seen := map[types.NamespacedName]bool{}
+	for _, n := range c.nominations.Nominations() {
+		if n.NodeName == node.Name || claims[n.Target.NodeClaim] {
+			seen[n.Pod] = true
+		}
+	}
+	var pods corev1.PodList
+	if err := c.client.List(ctx, &pods, client.UnsafeDisableDeepCopy); err == nil {
+		for i := range pods.Items {
+			if p := &pods.Items[i]; p.Spec.NodeName == "" && p.Status.NominatedNodeName == node.Name {
+				seen[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = true
+			}
+		}
+	}
+	out := make([]reconcile.Request, 0, len(seen))
+	for pod := range seen {
+		out = append(out, reconcile.Request{NamespacedName: pod})
+	}
+	return out
+}
+
+// nodeChanged reports whether a Node update may change where pods nominated to it go: its taints, whether it
+// is unschedulable or being deleted.
+func nodeChanged(o, n client.Object) bool {
+	old, ok1 := o.(*corev1.Node)
+	node, ok2 := n.(*corev1.Node)
+	if !ok1 || !ok2 {
+		return false
+	}
+	return !equality.Semantic.DeepEqual(old.Spec.Taints, node.Spec.Taints) ||
+		old.Spec.Unschedulable != node.Spec.Unschedulable ||
+		(old.DeletionTimestamp == nil) != (node.DeletionTimestamp == nil)
+}

@@ -1,0 +1,102 @@
+package nomination_test
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/pod/nomination"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
+	"github.com/lathe-autoscaler/lathe/pkg/state"
+)
+
+// nominations is a fixed set of live nominations.
+type nominations map[types.NamespacedName]state.Nomination
+
+func (n nominations) NominationOf(pod types.NamespacedName) (state.Nomination, bool) {
+	got, ok := n[pod]
+	return got, ok
+}
+
+func (n nominations) Nominations() []state.Nomination {
+	var out []state.Nomination
+	for _, v := range n {
+		out = append(out, v)
+	}
+	return out
+}
+
+var _ = Describe("Controller", func() {
+	var (
+		clk  *clocktesting.FakeClock
+		noms nominations
+		c    *nomination.Controller
+		pod  *corev1.Pod
+		key  types.NamespacedName
+	)
+
+	BeforeEach(func(ctx context.Context) {
+		clk = clocktesting.NewFakeClock(time.Now())
+		noms = nominations{}
+		c = nomination.NewController(nomination.Deps{Client: env.Client, Nominations: noms, Clock: clk})
+		pod = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "pause"}}}}
+		Expect(env.Client.Create(ctx, pod)).To(Succeed())
+		key = client.ObjectKeyFromObject(pod)
+	})
+	AfterEach(func(ctx context.Context) {
+		Expect(env.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace("default"), client.GracePeriodSeconds(0))).To(Succeed())
+	})
+
+	reconcileAndGet := func(ctx context.Context) (*corev1.Pod, reconcile.Result) {
+		result, err := c.Reconcile(ctx, reconcile.Request{NamespacedName: key})
+		Expect(err).NotTo(HaveOccurred())
+		got := &corev1.Pod{}
+		Expect(env.Client.Get(ctx, key, got)).To(Succeed())
+		return got, result
+	}
+
+	It("sets status.nominatedNodeName to the planned Node as Lathe's field manager, and comes back at expiry", func(ctx context.Context) {
+		noms[key] = state.Nomination{Pod: key, Target: state.Target{NodeClaim: "default-abc"}, NodeName: "node-1", Until: clk.Now().Add(20 * time.Second)}
+		got, result := reconcileAndGet(ctx)
+		Expect(got.Status.NominatedNodeName).To(Equal("node-1"))
+		Expect(provisioning.NominatedNodeNameOwner(got)).To(Equal(provisioning.NominationFieldManager))
+		Expect(result.RequeueAfter).To(BeNumerically(">=", 20*time.Second))
+	})
+
+	It("clears a nomination it set once the plan no longer holds", func(ctx context.Context) {
+		noms[key] = state.Nomination{Pod: key, NodeName: "node-1", Until: clk.Now().Add(time.Second)}
+		reconcileAndGet(ctx)
+		delete(noms, key)
+		got, _ := reconcileAndGet(ctx)
+		Expect(got.Status.NominatedNodeName).To(BeEmpty())
+	})
+
+	It("moves a nomination it set when the plan moves", func(ctx context.Context) {
+		noms[key] = state.Nomination{Pod: key, NodeName: "node-1", Until: clk.Now().Add(time.Second)}
+		reconcileAndGet(ctx)
+		noms[key] = state.Nomination{Pod: key, NodeName: "node-2", Until: clk.Now().Add(time.Second)}
+		got, _ := reconcileAndGet(ctx)
+		Expect(got.Status.NominatedNodeName).To(Equal("node-2"))
+	})
+
+	It("never touches a nomination the kube-scheduler set", func(ctx context.Context) {
+		stored := pod.DeepCopy()
+		pod.Status.NominatedNodeName = "preemption-target"
+		Expect(env.Client.Status().Patch(ctx, pod, client.MergeFrom(stored), client.FieldOwner("kube-scheduler"))).To(Succeed())
+		noms[key] = state.Nomination{Pod: key, NodeName: "node-1", Until: clk.Now().Add(time.Second)}
+		got, _ := reconcileAndGet(ctx)
+		Expect(got.Status.NominatedNodeName).To(Equal("preemption-target"))
+		delete(noms, key)
+		got, _ = reconcileAndGet(ctx)
+		Expect(got.Status.NominatedNodeName).To(Equal("preemption-target"))
+	})
+})

@@ -1,0 +1,225 @@
+package state
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Target is where the provisioner planned a pending pod: a NodeClaim (launched for it, or in flight and
+// counted on), or an existing Node. Exactly one of the two is set.
+type Target struct {
+	NodeClaim string
+	Node      string
+}
+
+// nomination is one pending pod's place in the plan, kept by the PodStore until the pod is bound or gone.
+type nomination struct {
+	pod    *corev1.Pod
+	target Target
+	at     time.Time
+}
+
+// MinNominationWindow and NominationWindow give how long a nomination to a Node holds: twice the longest
+// provisioning batch, at least 10 s, as Karpenter's nominationWindow (kubernetes-sigs/karpenter v1.14,
+// pkg/controllers/state/statenode.go: max(2*BatchMaxDuration, 10s)). A pod nominated to a NodeClaim still
+// in flight keeps its place for as long as the claim is in flight (liveness deletes a claim that does not
+// launch or register in time, and the nomination goes with it); the window starts once the claim's Node
+// is Ready.
+const MinNominationWindow = 10 * time.Second
+
+// NominationWindow returns the window for the given BATCH_MAX_DURATION.
+func NominationWindow(batchMaxDuration time.Duration) time.Duration {
+	return max(2*batchMaxDuration, MinNominationWindow)
+}
+
+// Nominate records that the pending pod is planned onto target, at the given time. It replaces an earlier
+// nomination of the pod. A bound or finished pod is not nominated.
+// It reports whether the pod's nomination changed.
+func (s *PodStore) Nominate(pod *corev1.Pod, target Target, at time.Time) bool {
+	if pod.Spec.NodeName != "" {
+		return false
+	}
+	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, ok := s.nominated[key]
+	if ok && old.target == target && old.pod.UID == pod.UID {
+		old.pod = pod.DeepCopy()
+		return false
+	}
+	s.nominated[key] = &nomination{pod: pod.DeepCopy(), target: target, at: at}
+	s.stamp.Bump()
+	return true
+}
+
+// forgetNomination drops the pod's nomination. Callers hold the write lock.
+func (s *PodStore) forgetNomination(key types.NamespacedName) {
+	if _, ok := s.nominated[key]; ok {
+		delete(s.nominated, key)
+		s.stamp.Bump()
+	}
+}
+
+// nominations returns deep copies of every nomination, sorted by pod.
+func (s *PodStore) nominations() []nomination {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]nomination, 0, len(s.nominated))
+	for _, n := range s.nominated {
+		out = append(out, nomination{pod: n.pod.DeepCopy(), target: n.target, at: n.at})
+	}
+	slices.SortFunc(out, func(a, b nomination) int {
+		return cmp.Or(cmp.Compare(a.pod.Namespace, b.pod.Namespace), cmp.Compare(a.pod.Name, b.pod.Name))
+	})
+	return out
+}
+
+// nominationOf returns a copy of the pod's nomination.
+func (s *PodStore) nominationOf(key types.NamespacedName) (nomination, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	n, ok := s.nominated[key]
+	if !ok {
+		return nomination{}, false
+	}
+	return nomination{pod: n.pod.DeepCopy(), target: n.target, at: n.at}, true
+}
+
+// Nomination is a live nomination as Cluster.Nominations reports it.
+type Nomination struct {
+	Pod    types.NamespacedName
+	Target Target
+	// NodeName is the Node the pod is headed to: the target Node, or the Node of the target NodeClaim once
+	// it exists; empty while the NodeClaim is in flight.
+	NodeName string
+	// Until is when the nomination expires; zero while its NodeClaim is in flight.
+	Until time.Time
+}
+
+// liveness is the one rule for whether a nomination still holds (see NominationWindow): its target exists
+// and is not marked for deletion, and the window has not passed since the later of the nomination and the
+// target's Node becoming usable (Ready, else created). It returns the Node name (empty while in flight) and the expiry (zero while in
+// flight).
+func (c *Cluster) liveness(n nomination, e *entryView, now time.Time) (string, time.Time, bool) {
+	if e == nil || e.marked {
+		return "", time.Time{}, false
+	}
+	if e.entry.node == nil {
+		return "", time.Time{}, true
+	}
+	start := n.at
+	if usable := nodeUsableSince(e.entry.node); usable.After(start) {
+		start = usable
+	}
+	until := start.Add(c.window)
+	return e.entry.node.Name, until, now.Before(until)
+}
+
+// nodeUsableSince is when the Node could first take pods: when it last became Ready, else when it was
+// created. The window counts from there, so a loaded cluster bringing many nodes up at once does not expire
+// nominations before the kube-scheduler can act on them.
+func nodeUsableSince(node *corev1.Node) time.Time {
+	since := node.CreationTimestamp.Time
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue && c.LastTransitionTime.After(since) {
+			since = c.LastTransitionTime.Time
+		}
+	}
+	return since
+}
+
+// entryView is a machine of a node view with its deletion mark.
+type entryView struct {
+	entry  *nodeEntry
+	marked bool
+}
+
+// Nominations returns the live nominations, sorted by pod.
+func (c *Cluster) Nominations() []Nomination {
+	v := c.Nodes.view()
+	byClaim, byNode := indexView(v, c.Deletions.all())
+	now := c.clock.Now()
+	var out []Nomination
+	for _, n := range c.Pods.nominations() {
+		node, until, live := c.liveness(n, pick(n.target, byClaim, byNode), now)
+		if live {
+			out = append(out, Nomination{Pod: types.NamespacedName{Namespace: n.pod.Namespace, Name: n.pod.Name},
+				Target: n.target, NodeName: node, Until: until})
+		}
+	}
+	return out
+}
+
+// NominationOf returns the pod's live nomination, if it has one.
+func (c *Cluster) NominationOf(pod types.NamespacedName) (Nomination, bool) {
+	n, ok := c.Pods.nominationOf(pod)
+	if !ok {
+		return Nomination{}, false
+	}
+	node, until, live := c.liveness(n, c.Nodes.resolve(n.target, c.Deletions.all()), c.clock.Now())
+	if !live {
+		return Nomination{}, false
+	}
+	return Nomination{Pod: pod, Target: n.target, NodeName: node, Until: until}, true
+}
+
+// pick returns the machine a target names.
+func pick(t Target, byClaim, byNode map[string]*entryView) *entryView {
+	if t.NodeClaim != "" {
+		return byClaim[t.NodeClaim]
+	}
+	return byNode[t.Node]
+}
+
+// indexView indexes a node view's machines by NodeClaim name and Node name.
+func indexView(v nodeView, marks map[string]struct{}) (map[string]*entryView, map[string]*entryView) {
+	byClaim, byNode := map[string]*entryView{}, map[string]*entryView{}
+	add := func(key string, e *nodeEntry) {
+		ev := &entryView{entry: e, marked: markedForDeletion(key, e, marks)}
+		if e.claim != nil {
+			byClaim[e.claim.Name] = ev
+		}
+		if e.node != nil {
+			byNode[e.node.Name] = ev
+		}
+	}
+	for i, e := range v.nodes {
+		add(v.keys[i], e)
+	}
+	for i, e := range v.inFlight {
+		add(v.flyKeys[i], e)
+	}
+	return byClaim, byNode
+}
+
+// attachNominations adds each live nomination's pod to the snapshot's node or in-flight NodeClaim it is
+// headed to.
+func (c *Cluster) attachNominations(snap *Snapshot, v nodeView, marks map[string]struct{}, noms []nomination) {
+	if len(noms) == 0 {
+		return
+	}
+	byClaim, byNode := indexView(v, marks)
+	nodes := map[string]*StateNode{}
+	for _, n := range snap.Nodes {
+		nodes[n.Node.Name] = n
+	}
+	claims := map[string]*InFlightNodeClaim{}
+	for _, f := range snap.InFlight {
+		claims[f.NodeClaim.Name] = f
+	}
+	now := c.clock.Now()
+	for _, n := range noms {
+		node, _, live := c.liveness(n, pick(n.target, byClaim, byNode), now)
+		switch {
+		case !live:
+		case node != "" && nodes[node] != nil:
+			nodes[node].Nominated = append(nodes[node].Nominated, n.pod)
+		case node == "" && claims[n.target.NodeClaim] != nil:
+			claims[n.target.NodeClaim].Nominated = append(claims[n.target.NodeClaim].Nominated, n.pod)
+		}
+	}
+}

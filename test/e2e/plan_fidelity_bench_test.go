@@ -1,0 +1,240 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/workload"
+)
+
+// BenchmarkPlanFidelity measures how closely the cluster follows Lathe's plan: Karpenter's diverse pod mix
+// (workload.Diverse) created as plain Pods at once, on the local cluster with the tutorial NodePool. It
+// reports the real $/h of the nodes over the $/h of the plan solver.Solve makes for the same pods and pool (as
+// `lathe simulate` does), the share of pods running on the node their last Nominated event named,
+// provisioning passes, NodeClaims created and seconds until every pod runs. Run it with:
+//
+//	go test ./test/e2e -run '^$' -bench PlanFidelity -benchtime 1x
+func BenchmarkPlanFidelity(b *testing.B) {
+	for _, n := range []int{500, 1000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				planFidelity(b, fmt.Sprintf("fidelity-%d-%d", n, i), n)
+			}
+		})
+	}
+}
+
+// planFidelity runs one round of BenchmarkPlanFidelity with n pods in namespace ns.
+func planFidelity(b *testing.B, ns string, n int) {
+	b.StopTimer()
+	ctx := context.Background()
+	namespace(b, ns)
+	pods := workload.Diverse(n)
+	for _, p := range pods {
+		p.Namespace = ns
+		// Consolidation (the pool's consolidateAfter is 1m) must not evict the pods while they are measured.
+		p.Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"}
+		p.Spec.TerminationGracePeriodSeconds = ptr(int64(0))
+		p.Spec.Containers[0].Image = "registry.k8s.io/pause:3.10"
+	}
+	pool, its := tutorialPoolTypes(b)
+	plan, err := solver.Solve(ctx, solver.Input{Pods: pods, NodePools: []*v1.NodePool{pool}, InstanceTypes: map[string]cloudprovider.InstanceTypes{pool.Name: its}}, solver.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	passesBefore := provisioningPasses(b)
+	creator := applyClient(b)
+	b.StartTimer()
+	start := time.Now()
+	workqueue.ParallelizeUntil(ctx, 32, len(pods), func(i int) {
+		// A loaded API server times a create out now and then; kubectl would be retried too.
+		err := retry.OnError(retry.DefaultBackoff, func(err error) bool { return !apierrors.IsAlreadyExists(err) }, func() error {
+			return creator.Create(ctx, pods[i].DeepCopy())
+		})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			b.Error(err)
+		}
+	})
+	eventually(b, 10*time.Minute, fmt.Sprintf("%d running pods", n), func(ctx context.Context) (bool, error) {
+		var list corev1.PodList
+		if err := s.kubeClient.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		running := 0
+		for _, p := range list.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		return running == n, nil
+	})
+	elapsed := time.Since(start)
+	b.StopTimer()
+	real, claims := clusterPrice(b, its)
+	b.ReportMetric(real/plan.PricePerHour, "real/plan")
+	b.ReportMetric(real, "real$/h")
+	b.ReportMetric(plan.PricePerHour, "plan$/h")
+	share, seen := onPlannedNode(b, ns)
+	b.ReportMetric(share, "onPlanned")
+	b.ReportMetric(seen, "nominationSeen")
+	b.ReportMetric(provisioningPasses(b)-passesBefore, "passes")
+	b.ReportMetric(float64(claims), "nodeclaims")
+	b.ReportMetric(float64(len(plan.NodeClaims)), "plannedNodes")
+	b.ReportMetric(elapsed.Seconds(), "s-to-running")
+	cleanUp(b, ns)
+	b.StartTimer()
+}
+
+// applyClient is a client as fast as kubectl's (QPS 50, burst 300), so the pods are created at once rather
+// than at the test client's default 5 per second.
+func applyClient(b *testing.B) client.Client {
+	cfg := rest.CopyConfig(s.cluster.RESTConfig())
+	cfg.QPS, cfg.Burst = 50, 300
+	c, err := client.New(cfg, client.Options{Scheme: s.kubeClient.Scheme()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// tutorialPoolTypes returns the tutorial NodePool and the instance types the simulated provider offers it.
+func tutorialPoolTypes(b *testing.B) (*v1.NodePool, cloudprovider.InstanceTypes) {
+	pool := &v1.NodePool{}
+	if err := s.kubeClient.Get(context.Background(), types.NamespacedName{Name: "default"}, pool); err != nil {
+		b.Fatal(err)
+	}
+	its, err := newSimCloud(b).GetInstanceTypes(context.Background(), pool)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return pool, its
+}
+
+// clusterPrice sums the price of every Lathe node's offering (instance type, zone, capacity type) and counts
+// the NodeClaims.
+func clusterPrice(b *testing.B, its cloudprovider.InstanceTypes) (float64, int) {
+	ctx := context.Background()
+	var nodes corev1.NodeList
+	if err := s.kubeClient.List(ctx, &nodes, client.HasLabels{v1.NodePoolLabelKey}); err != nil {
+		b.Fatal(err)
+	}
+	total := 0.0
+	for _, node := range nodes.Items {
+		total += offeringPrice(its, node.Labels)
+	}
+	var claims v1.NodeClaimList
+	if err := s.kubeClient.List(ctx, &claims); err != nil {
+		b.Fatal(err)
+	}
+	return total, len(claims.Items)
+}
+
+func offeringPrice(its cloudprovider.InstanceTypes, labels map[string]string) float64 {
+	for _, it := range its {
+		if it.Name != labels[v1.LabelInstanceType] {
+			continue
+		}
+		for _, o := range it.Offerings {
+			if o.Zone == labels[v1.LabelTopologyZone] && o.CapacityType == labels[v1.CapacityTypeLabelKey] {
+				return o.Price
+			}
+		}
+	}
+	return 0
+}
+
+// nominatedTarget reads "node/<name>" or "nodeclaim/<name>" from a Nominated event's message.
+var nominatedTarget = regexp.MustCompile(`(node|nodeclaim)/(\S+)$`)
+
+// onPlannedNode is the share of the namespace's pods that run on the node their latest Nominated event named
+// (the node itself, or the Node of the NodeClaim), among the pods whose Nominated event the API server has,
+// and that coverage: the event broadcaster drops events when hundreds come at once.
+func onPlannedNode(b *testing.B, ns string) (float64, float64) {
+	ctx := context.Background()
+	var events corev1.EventList
+	if err := s.kubeClient.List(ctx, &events, client.InNamespace(ns)); err != nil {
+		b.Fatal(err)
+	}
+	type nomination struct {
+		kind, name string
+		at         time.Time
+	}
+	latest := map[string]nomination{}
+	for _, e := range events.Items {
+		m := nominatedTarget.FindStringSubmatch(e.Message)
+		if e.Reason != "Nominated" || m == nil {
+			continue
+		}
+		at := e.LastTimestamp.Time
+		if at.IsZero() {
+			at = e.EventTime.Time
+		}
+		if prev, ok := latest[e.InvolvedObject.Name]; !ok || !at.Before(prev.at) {
+			latest[e.InvolvedObject.Name] = nomination{kind: m[1], name: m[2], at: at}
+		}
+	}
+	var claims v1.NodeClaimList
+	if err := s.kubeClient.List(ctx, &claims); err != nil {
+		b.Fatal(err)
+	}
+	nodeOf := map[string]string{}
+	for _, c := range claims.Items {
+		nodeOf[c.Name] = c.Status.NodeName
+	}
+	var pods corev1.PodList
+	if err := s.kubeClient.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+		b.Fatal(err)
+	}
+	on, seen := 0, 0
+	for _, p := range pods.Items {
+		nom, ok := latest[p.Name]
+		if !ok {
+			continue
+		}
+		seen++
+		planned := nom.name
+		if nom.kind == "nodeclaim" {
+			planned = nodeOf[nom.name]
+		}
+		if planned != "" && planned == p.Spec.NodeName {
+			on++
+		}
+	}
+	return float64(on) / float64(max(seen, 1)), float64(seen) / float64(max(len(pods.Items), 1))
+}
+
+// provisioningPasses reads how many provisioning passes solved for pending pods, from Lathe's metrics.
+func provisioningPasses(b *testing.B) float64 {
+	var text string
+	eventually(b, time.Minute, "lathe's metrics", func(context.Context) (bool, error) {
+		var err error
+		text, err = scrape()
+		return err == nil, nil
+	})
+	for _, line := range strings.Split(text, "\n") {
+		if rest, ok := strings.CutPrefix(line, "karpenter_provisioner_scheduling_duration_seconds_count"); ok {
+			v, err := strconv.ParseFloat(strings.TrimSpace(rest[strings.LastIndex(rest, " ")+1:]), 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return v
+		}
+	}
+	return 0
+}
