@@ -291,22 +291,7 @@ func TestConsolidationLeavesRoomForUnplacedPods(t *testing.T) {
 	nodes := func() []*state.StateNode {
 		return []*state.StateNode{node("a", 4, v1.CapacityTypeOnDemand, pod("pa", "1")), node("b", 8, v1.CapacityTypeOnDemand, pod("pb", "1"))}
 	}
-	decideFor := func(v *disruption.View) disruption.Command {
-		t.Helper()
-		s := disruption.NewSingleNodeConsolidation(false, solver.Options{})
-		all, _, _ := disruption.Candidates(v, disruption.Graceful)
-		var a []*disruption.Candidate
-		for _, c := range all {
-			if c.Name() == "a" {
-				a = append(a, c)
-			}
-		}
-		cmd, _, err := s.Compute(context.Background(), v, disruption.Budgets(v, s.Reason()), a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cmd
-	}
+	decideFor := func(v *disruption.View) disruption.Command { return consolidateOnly(t, v, "a") }
 	if cmd := decideFor(view(pool(), catalog(), nodes()...)); cmd.Decision() != disruption.DecisionDelete {
 		t.Fatalf("with room on b: %s, want delete", cmd.Decision())
 	}
@@ -334,19 +319,25 @@ func TestNominatedPendingPodIsCountedOnce(t *testing.T) {
 	b.Nominated = []*corev1.Pod{nominated}
 	v := view(pool(), catalog(), node("a", 4, v1.CapacityTypeOnDemand, pod("pa", "2")), b)
 	v.Pending = []*corev1.Pod{nominated.DeepCopy()}
+	if cmd := consolidateOnly(t, v, "a"); cmd.Decision() != disruption.DecisionDelete {
+		t.Fatalf("decided %q, want a deleted (its pod fits next to b's nominated pod)", cmd.Decision())
+	}
+}
+
+// consolidateOnly runs single-node consolidation with the one named node as its candidate.
+func consolidateOnly(t *testing.T, v *disruption.View, name string) disruption.Command {
+	t.Helper()
 	s := disruption.NewSingleNodeConsolidation(false, solver.Options{})
 	all, _, _ := disruption.Candidates(v, disruption.Graceful)
-	var a []*disruption.Candidate
+	var only []*disruption.Candidate
 	for _, c := range all {
-		if c.Name() == "a" {
-			a = append(a, c)
+		if c.Name() == name {
+			only = append(only, c)
 		}
 	}
-	cmd, _, err := s.Compute(context.Background(), v, disruption.Budgets(v, s.Reason()), a)
+	cmd, _, err := s.Compute(context.Background(), v, disruption.Budgets(v, s.Reason()), only)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cmd.Decision() != disruption.DecisionDelete {
-		t.Fatalf("decided %q, want a deleted (its pod fits next to b's nominated pod)", cmd.Decision())
-	}
+	return cmd
 }
