@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -117,10 +118,10 @@ func TestAWSProviderAgainstFakeAWS(t *testing.T) {
 		Env: append([]string{"BATCH_IDLE_DURATION=1s", "BATCH_MAX_DURATION=10s"}, fake.LatheEnv...),
 	})
 	if err != nil {
-		restartLathe(t)
+		restoreSimLathe(t)
 		t.Fatal(err)
 	}
-	defer restartLathe(t)
+	defer restoreSimLathe(t)
 	defer func() { _ = lathe.Stop() }()
 
 	if _, err := s.applier.Apply(ctx, []byte(awsPool), nil); err != nil {
@@ -240,4 +241,20 @@ func noSubnets(t *testing.T, fake *localcluster.FakeAWS) {
 			t.Errorf("instance %s launched for the pool without subnets", in.ID)
 		}
 	}
+}
+
+// restoreSimLathe starts the suite's simulated-provider lathe again and waits until the tutorial pool is
+// Ready once more: the AWS provider's EC2NodeClass controller resolved the suite's "default" class against
+// the fake AWS meanwhile (as one Lathe manages every class), and a test that provisions straight after must
+// not see the pool not ready.
+func restoreSimLathe(t *testing.T) {
+	t.Helper()
+	restartLathe(t)
+	eventually(t, 2*time.Minute, "the default NodePool to be Ready again", func(ctx context.Context) (bool, error) {
+		pool := &v1.NodePool{}
+		if err := s.kubeClient.Get(ctx, client.ObjectKey{Name: "default"}, pool); err != nil {
+			return false, err
+		}
+		return meta.IsStatusConditionTrue(pool.Status.Conditions, v1.ConditionTypeReady), nil
+	})
 }
