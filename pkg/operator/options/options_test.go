@@ -380,6 +380,17 @@ func TestUnsupportedSettingsAreRefused(t *testing.T) {
 	}
 }
 
+// RESERVED_ENIS is honoured by the AWS provider's instance types, so it is accepted with CLOUD_PROVIDER=aws.
+func TestReservedENIsAcceptedWithTheAWSProvider(t *testing.T) {
+	opts, err := options.Parse(nil, env(with(map[string]string{"RESERVED_ENIS": "1", "CLOUD_PROVIDER": "aws"})))
+	if err != nil {
+		t.Fatalf("RESERVED_ENIS=1 with CLOUD_PROVIDER=aws: %v", err)
+	}
+	if opts.ReservedENIs != 1 {
+		t.Fatalf("ReservedENIs = %d, want 1", opts.ReservedENIs)
+	}
+}
+
 // NodeRepair, SpotToSpotConsolidation and StaticCapacity are built: turning them on is accepted and
 // reaches Options.
 func TestBuiltGatesAreAccepted(t *testing.T) {

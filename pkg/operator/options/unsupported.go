@@ -30,8 +30,8 @@ func (o *Options) unsupported() error {
 	if len(gates) > 0 {
 		errs = append(errs, fmt.Errorf("FEATURE_GATES: %s not supported yet; leave these gates off", strings.Join(gates, ", ")))
 	}
-	if o.ReservedENIs != 0 {
-		refuse("RESERVED_ENIS", fmt.Sprint(o.ReservedENIs), "max pods always come from the instance type's full ENI limit (default 0)")
+	if o.ReservedENIs != 0 && o.CloudProvider != CloudProviderAWS {
+		refuse("RESERVED_ENIS", fmt.Sprint(o.ReservedENIs), "with CLOUD_PROVIDER=sim max pods always come from the instance type's full ENI limit (default 0; the AWS provider honours it)")
 	}
 	if !o.IgnoreDRARequests {
 		refuse("IGNORE_DRA_REQUESTS", "false", "dynamic resource allocation claims are always ignored while scheduling (default true)")
