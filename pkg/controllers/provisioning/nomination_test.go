@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
@@ -27,8 +29,15 @@ func plannedRefs(plan *solver.Plan) []string {
 
 func nominationOf(t *testing.T, name string) state.Nomination {
 	t.Helper()
-	n, ok := cluster.NominationOf(types.NamespacedName{Namespace: "default", Name: name})
-	if !ok {
+	// A nomination to a NodeClaim just created is live once cluster state has seen the claim, which its
+	// informer may do a moment after the provisioner's cache did.
+	var n state.Nomination
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		var ok bool
+		n, ok = cluster.NominationOf(types.NamespacedName{Namespace: "default", Name: name})
+		return ok, nil
+	})
+	if err != nil {
 		t.Fatalf("pod %s has no nomination", name)
 	}
 	return n
