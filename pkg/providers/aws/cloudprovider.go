@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -239,21 +238,9 @@ func (c *CloudProvider) nodeClass(ctx context.Context, ref *v1.NodeClassReferenc
 	return nodeClass, nil
 }
 
-// RepairPolicies are the AWS provider's (Karpenter's): Ready False or Unknown for 30 minutes, accelerated
-// hardware not ready for 10 minutes, storage, networking, kernel or container runtime not ready for 30.
+// RepairPolicies are the AWS provider's (Karpenter's): see catalog.EC2RepairPolicies.
 func (c *CloudProvider) RepairPolicies() []cloudprovider.RepairPolicy {
-	policy := func(condition string, status corev1.ConditionStatus, d time.Duration) cloudprovider.RepairPolicy {
-		return cloudprovider.RepairPolicy{ConditionType: corev1.NodeConditionType(condition), ConditionStatus: status, TolerationDuration: d}
-	}
-	return []cloudprovider.RepairPolicy{
-		policy(string(corev1.NodeReady), corev1.ConditionFalse, 30*time.Minute),
-		policy(string(corev1.NodeReady), corev1.ConditionUnknown, 30*time.Minute),
-		policy("AcceleratedHardwareReady", corev1.ConditionFalse, 10*time.Minute),
-		policy("StorageReady", corev1.ConditionFalse, 30*time.Minute),
-		policy("NetworkingReady", corev1.ConditionFalse, 30*time.Minute),
-		policy("KernelReady", corev1.ConditionFalse, 30*time.Minute),
-		policy("ContainerRuntimeReady", corev1.ConditionFalse, 30*time.Minute),
-	}
+	return catalog.EC2RepairPolicies()
 }
 
 // selectorText names a node class's subnet selector terms for messages: "tags karpenter.sh/discovery=demo".

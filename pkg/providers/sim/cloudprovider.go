@@ -398,19 +398,7 @@ func (c *CloudProvider) IsDrifted(ctx context.Context, nodeClaim *v1.NodeClaim) 
 	return cloudprovider.DriftReason(node.Annotations[DriftAnnotationKey]), nil
 }
 
-// RepairPolicies are the AWS provider's: Ready False or Unknown for 30 minutes, accelerated hardware not
-// ready for 10 minutes, and storage, networking, kernel or container runtime not ready for 30 minutes.
+// RepairPolicies are the AWS provider's (catalog.EC2RepairPolicies).
 func (c *CloudProvider) RepairPolicies() []cloudprovider.RepairPolicy {
-	policy := func(condition string, status corev1.ConditionStatus, d time.Duration) cloudprovider.RepairPolicy {
-		return cloudprovider.RepairPolicy{ConditionType: corev1.NodeConditionType(condition), ConditionStatus: status, TolerationDuration: d}
-	}
-	return []cloudprovider.RepairPolicy{
-		policy(string(corev1.NodeReady), corev1.ConditionFalse, 30*time.Minute),
-		policy(string(corev1.NodeReady), corev1.ConditionUnknown, 30*time.Minute),
-		policy("AcceleratedHardwareReady", corev1.ConditionFalse, 10*time.Minute),
-		policy("StorageReady", corev1.ConditionFalse, 30*time.Minute),
-		policy("NetworkingReady", corev1.ConditionFalse, 30*time.Minute),
-		policy("KernelReady", corev1.ConditionFalse, 30*time.Minute),
-		policy("ContainerRuntimeReady", corev1.ConditionFalse, 30*time.Minute),
-	}
+	return catalog.EC2RepairPolicies()
 }
