@@ -1,5 +1,6 @@
 // Package filters turns EC2NodeClass selector terms into EC2 Describe filters, and describes a term in the
-// words a status message uses ("tags karpenter.sh/discovery=demo").
+// words a status message uses ("tags karpenter.sh/discovery=demo"); Resolver runs the queries, de-duplicates,
+// orders and caches what they select.
 package filters
 
 import (

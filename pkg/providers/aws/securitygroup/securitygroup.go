@@ -6,7 +6,6 @@ package securitygroup
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -17,7 +16,6 @@ import (
 
 	awsv1 "github.com/lathe-autoscaler/lathe/pkg/apis/aws/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/filters"
-	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/ttlcache"
 )
 
 // CacheTTL is how long a resolution is reused (upstream's default cache TTL).
@@ -30,41 +28,31 @@ type API interface {
 
 // Provider lists the security groups selector terms select.
 type Provider struct {
-	api   API
-	cache *ttlcache.Cache[string, []ec2types.SecurityGroup]
+	resolver *filters.Resolver[ec2types.SecurityGroup]
 }
 
 // NewProvider returns a provider calling api, caching on clk.
 func NewProvider(api API, clk clock.PassiveClock) *Provider {
-	return &Provider{api: api, cache: ttlcache.New[string, []ec2types.SecurityGroup](clk, CacheTTL)}
+	describe := func(ctx context.Context, fs []ec2types.Filter) ([]ec2types.SecurityGroup, error) {
+		var out []ec2types.SecurityGroup
+		pages := ec2.NewDescribeSecurityGroupsPaginator(api, &ec2.DescribeSecurityGroupsInput{Filters: fs, MaxResults: aws.Int32(500)})
+		for pages.HasMorePages() {
+			page, err := pages.NextPage(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("describing security groups, %w", err)
+			}
+			out = append(out, page.SecurityGroups...)
+		}
+		return out, nil
+	}
+	id := func(sg ec2types.SecurityGroup) string { return aws.ToString(sg.GroupId) }
+	compare := func(a, b ec2types.SecurityGroup) int { return strings.Compare(id(a), id(b)) }
+	return &Provider{resolver: filters.NewResolver(clk, CacheTTL, describe, id, compare)}
 }
 
 // List returns the security groups any of the terms selects, each once, by ID.
 func (p *Provider) List(ctx context.Context, terms []awsv1.SecurityGroupSelectorTerm) ([]ec2types.SecurityGroup, error) {
-	key := filters.Key(terms)
-	if cached, ok := p.cache.Get(key); ok {
-		return append([]ec2types.SecurityGroup(nil), cached...), nil
-	}
-	byID := map[string]ec2types.SecurityGroup{}
-	for _, fs := range filterSets(terms) {
-		pages := ec2.NewDescribeSecurityGroupsPaginator(p.api, &ec2.DescribeSecurityGroupsInput{Filters: fs, MaxResults: aws.Int32(500)})
-		for pages.HasMorePages() {
-			out, err := pages.NextPage(ctx)
-			if err != nil {
-				return nil, fmt.Errorf("describing security groups, %w", err)
-			}
-			for _, sg := range out.SecurityGroups {
-				byID[aws.ToString(sg.GroupId)] = sg
-			}
-		}
-	}
-	groups := make([]ec2types.SecurityGroup, 0, len(byID))
-	for _, sg := range byID {
-		groups = append(groups, sg)
-	}
-	sort.Slice(groups, func(i, j int) bool { return aws.ToString(groups[i].GroupId) < aws.ToString(groups[j].GroupId) })
-	p.cache.Set(key, groups)
-	return append([]ec2types.SecurityGroup(nil), groups...), nil
+	return p.resolver.List(ctx, filters.Key(terms), filterSets(terms))
 }
 
 func filterSets(terms []awsv1.SecurityGroupSelectorTerm) [][]ec2types.Filter {

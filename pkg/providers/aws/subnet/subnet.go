@@ -4,9 +4,9 @@
 package subnet
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -17,7 +17,6 @@ import (
 
 	awsv1 "github.com/lathe-autoscaler/lathe/pkg/apis/aws/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/filters"
-	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/ttlcache"
 )
 
 // CacheTTL is how long a resolution is reused (upstream's default cache TTL).
@@ -30,48 +29,36 @@ type API interface {
 
 // Provider lists the subnets selector terms select.
 type Provider struct {
-	api   API
-	cache *ttlcache.Cache[string, []ec2types.Subnet]
+	resolver *filters.Resolver[ec2types.Subnet]
 }
 
 // NewProvider returns a provider calling api, caching on clk.
 func NewProvider(api API, clk clock.PassiveClock) *Provider {
-	return &Provider{api: api, cache: ttlcache.New[string, []ec2types.Subnet](clk, CacheTTL)}
+	describe := func(ctx context.Context, fs []ec2types.Filter) ([]ec2types.Subnet, error) {
+		var out []ec2types.Subnet
+		pages := ec2.NewDescribeSubnetsPaginator(api, &ec2.DescribeSubnetsInput{Filters: fs, MaxResults: aws.Int32(500)})
+		for pages.HasMorePages() {
+			page, err := pages.NextPage(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("describing subnets, %w", err)
+			}
+			out = append(out, page.Subnets...)
+		}
+		return out, nil
+	}
+	// The most free IP addresses first, then by ID, as the status lists them.
+	compare := func(a, b ec2types.Subnet) int {
+		return cmp.Or(cmp.Compare(aws.ToInt32(b.AvailableIpAddressCount), aws.ToInt32(a.AvailableIpAddressCount)),
+			cmp.Compare(aws.ToString(a.SubnetId), aws.ToString(b.SubnetId)))
+	}
+	id := func(s ec2types.Subnet) string { return aws.ToString(s.SubnetId) }
+	return &Provider{resolver: filters.NewResolver(clk, CacheTTL, describe, id, compare)}
 }
 
 // List returns the subnets any of the terms selects, each once, the most free IP addresses first (then by
 // ID), as the status lists them.
 func (p *Provider) List(ctx context.Context, terms []awsv1.SubnetSelectorTerm) ([]ec2types.Subnet, error) {
-	key := filters.Key(terms)
-	if cached, ok := p.cache.Get(key); ok {
-		return append([]ec2types.Subnet(nil), cached...), nil
-	}
-	byID := map[string]ec2types.Subnet{}
-	for _, fs := range filterSets(terms) {
-		pages := ec2.NewDescribeSubnetsPaginator(p.api, &ec2.DescribeSubnetsInput{Filters: fs, MaxResults: aws.Int32(500)})
-		for pages.HasMorePages() {
-			out, err := pages.NextPage(ctx)
-			if err != nil {
-				return nil, fmt.Errorf("describing subnets, %w", err)
-			}
-			for _, s := range out.Subnets {
-				byID[aws.ToString(s.SubnetId)] = s
-			}
-		}
-	}
-	subnets := make([]ec2types.Subnet, 0, len(byID))
-	for _, s := range byID {
-		subnets = append(subnets, s)
-	}
-	sort.Slice(subnets, func(i, j int) bool {
-		a, b := aws.ToInt32(subnets[i].AvailableIpAddressCount), aws.ToInt32(subnets[j].AvailableIpAddressCount)
-		if a != b {
-			return a > b
-		}
-		return aws.ToString(subnets[i].SubnetId) < aws.ToString(subnets[j].SubnetId)
-	})
-	p.cache.Set(key, subnets)
-	return append([]ec2types.Subnet(nil), subnets...), nil
+	return p.resolver.List(ctx, filters.Key(terms), filterSets(terms))
 }
 
 // filterSets is one query per tags term and one for all id terms.
