@@ -166,7 +166,7 @@ func (s *NodeStore) NodePoolUsage(nodePool string) corev1.ResourceList {
 func (s *NodeStore) nodePoolResources(nodePool string, marks map[string]struct{}) corev1.ResourceList {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	usage := corev1.ResourceList{resourceNodes: *resource.NewQuantity(0, resource.DecimalSI)}
+	usage := corev1.ResourceList{v1.ResourceNodes: *resource.NewQuantity(0, resource.DecimalSI)}
 	for key, e := range s.entries {
 		launched := e.node != nil || (e.claim != nil && e.claim.Status.ProviderID != "")
 		if e.nodePool() == nodePool && launched && !markedForDeletion(key, e, marks) {
@@ -277,20 +277,17 @@ func (e *nodeEntry) allocatable() corev1.ResourceList {
 // addUsage adds the machine's capacity and one node to usage.
 func addUsage(usage corev1.ResourceList, e *nodeEntry) {
 	for name, q := range e.capacity() {
-		if name == resourceNodes {
+		if name == v1.ResourceNodes {
 			continue
 		}
 		sum := usage[name]
 		sum.Add(q)
 		usage[name] = sum
 	}
-	n := usage[resourceNodes]
+	n := usage[v1.ResourceNodes]
 	n.Add(*resource.NewQuantity(1, resource.DecimalSI))
-	usage[resourceNodes] = n
+	usage[v1.ResourceNodes] = n
 }
-
-// resourceNodes is the pseudo-resource NodePool limits and status use for the node count.
-const resourceNodes corev1.ResourceName = "nodes"
 
 func nodeKey(n *corev1.Node) string {
 	if n.Spec.ProviderID != "" {

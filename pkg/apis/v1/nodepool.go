@@ -142,6 +142,9 @@ const (
 // Limits caps the resources a NodePool may hold.
 type Limits corev1.ResourceList
 
+// ResourceNodes is the pseudo-resource that counts nodes in a NodePool's limits and status.resources.
+const ResourceNodes corev1.ResourceName = "nodes"
+
 // NodeClaimTemplate is the metadata and spec every NodeClaim of a pool starts from.
 type NodeClaimTemplate struct {
 	ObjectMeta `json:"metadata,omitempty"`

@@ -3,7 +3,6 @@ package disruption
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
@@ -40,7 +39,7 @@ func (d StaticDrift) Compute(_ context.Context, v *View, budgets map[string]Budg
 			continue
 		}
 		// A replacement holds a node of the limit until its candidate is gone.
-		if limit, ok := pool.Spec.Limits[corev1.ResourceName("nodes")]; ok && counts[pool.Name]+launched[pool.Name] >= int(limit.Value()) {
+		if limit, ok := pool.Spec.Limits[v1.ResourceNodes]; ok && counts[pool.Name]+launched[pool.Name] >= int(limit.Value()) {
 			rejected = append(rejected, Rejection{Candidate: c, Message: "limits.nodes leaves no room for a replacement"})
 			continue
 		}

@@ -21,9 +21,6 @@ import (
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 )
 
-// resourceNodes is the pseudo-resource that counts nodes in NodePool limits and status.resources.
-const resourceNodes corev1.ResourceName = "nodes"
-
 const (
 	// syncRetryInterval is how soon a pass that found the cluster state unsynced runs again.
 	syncRetryInterval = time.Second
@@ -96,7 +93,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{RequeueAfter: syncRetryInterval}, nil
 	}
 	usage := c.cluster.NodePoolResources(nodePool.Name)
-	nodes := usage[resourceNodes]
+	nodes := usage[v1.ResourceNodes]
 	count := nodes.Value()
 	c.metrics.set(nodePool.Name, usage, corev1.ResourceList(nodePool.Spec.Limits))
 	if equality.Semantic.DeepEqual(nodePool.Status.Resources, usage) &&

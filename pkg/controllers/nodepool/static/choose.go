@@ -40,7 +40,7 @@ func countClaims(claims []v1.NodeClaim) count {
 // replacement is on its way), within limits.nodes.
 func toLaunch(pool *v1.NodePool, c count) int {
 	want := int(*pool.Spec.Replicas) - len(c.active)
-	if limit, ok := pool.Spec.Limits[nodesResource]; ok {
+	if limit, ok := pool.Spec.Limits[v1.ResourceNodes]; ok {
 		want = min(want, int(limit.Value())-c.all)
 	}
 	return max(want, 0)
@@ -92,6 +92,3 @@ func toRemove(pool *v1.NodePool, c count, podsOf func(claim *v1.NodeClaim) []*co
 	}
 	return out
 }
-
-// nodesResource is the node count in limits.
-const nodesResource corev1.ResourceName = "nodes"

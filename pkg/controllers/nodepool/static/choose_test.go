@@ -14,7 +14,7 @@ import (
 func staticPool(replicas int64, nodeLimit string) *v1.NodePool {
 	p := &v1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "static"}, Spec: v1.NodePoolSpec{Replicas: ptr.To(replicas)}}
 	if nodeLimit != "" {
-		p.Spec.Limits = v1.Limits{nodesResource: resource.MustParse(nodeLimit)}
+		p.Spec.Limits = v1.Limits{v1.ResourceNodes: resource.MustParse(nodeLimit)}
 	}
 	return p
 }
