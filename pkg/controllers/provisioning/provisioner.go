@@ -162,13 +162,22 @@ func (p *Provisioner) createNodeClaim(ctx context.Context, pool *v1.NodePool, pl
 // as capacity being launched instead of launching again for the same pods.
 func (p *Provisioner) awaitObserved(ctx context.Context, created map[string]string) error {
 	for _, name := range created {
-		err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-			err := p.deps.Client.Get(ctx, types.NamespacedName{Name: name}, &v1.NodeClaim{})
-			return err == nil, client.IgnoreNotFound(err)
-		})
-		if err != nil {
-			return fmt.Errorf("waiting for the cache to observe nodeclaim %s, %w", name, err)
+		if err := AwaitObserved(ctx, p.deps.Client, name); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// AwaitObserved waits until the reader (a cache) has the NodeClaim just created, so that whoever counts
+// claims through it next does not create the same one again.
+func AwaitObserved(ctx context.Context, c client.Reader, name string) error {
+	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, types.NamespacedName{Name: name}, &v1.NodeClaim{})
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the cache to observe nodeclaim %s, %w", name, err)
 	}
 	return nil
 }

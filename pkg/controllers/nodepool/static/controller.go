@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -111,11 +110,8 @@ func (c *Controller) launch(ctx context.Context, pool *v1.NodePool, count int) e
 		if err := c.deps.Client.Create(ctx, claim); err != nil {
 			return fmt.Errorf("creating nodeclaim for static nodepool %s, %w", pool.Name, err)
 		}
-		if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-			err := c.deps.Client.Get(ctx, client.ObjectKeyFromObject(claim), &v1.NodeClaim{})
-			return err == nil, client.IgnoreNotFound(err)
-		}); err != nil {
-			return fmt.Errorf("waiting for the cache to observe nodeclaim %s, %w", claim.Name, err)
+		if err := provisioning.AwaitObserved(ctx, c.deps.Client, claim.Name); err != nil {
+			return err
 		}
 		log.FromContext(ctx).Info("created nodeclaim", "NodeClaim", klog.KObj(claim))
 	}
