@@ -29,7 +29,7 @@ type View struct {
 	Now             time.Time
 	// Busy holds the provider IDs of nodes a command in the orchestration queue owns.
 	Busy map[string]bool
-	// Pending are the pods the provisioner has yet to place (provisioning.Provisionable): simulations place
+	// Pending are the pods the provisioner has yet to place (provisioning.PendingPods): simulations place
 	// them too, so that consolidation leaves them their room.
 	Pending []*corev1.Pod
 }

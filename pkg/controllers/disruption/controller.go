@@ -247,12 +247,7 @@ func (c *Controller) view(ctx context.Context) (*View, error) {
 	if err := c.deps.Client.List(ctx, &pods); err != nil {
 		return nil, fmt.Errorf("listing pods, %w", err)
 	}
-	var pending []*corev1.Pod
-	for i := range pods.Items {
-		if ok, _ := provisioning.Provisionable(&pods.Items[i]); ok {
-			pending = append(pending, &pods.Items[i])
-		}
-	}
+	pending := provisioning.PendingPods(pods.Items)
 	return &View{
 		Snapshot: snap, NodePools: pools, InstanceTypes: types, LaunchablePools: launchable,
 		Volumes: volumes, Now: c.deps.Clock.Now(), Busy: c.queue.Busy(), Pending: pending,

@@ -54,7 +54,7 @@ func (p *Provisioner) readInput(ctx context.Context) (solver.Input, error) {
 	in.NodePools, in.InstanceTypes = pools, instanceTypes
 	var draining []*corev1.Pod
 	in.Nodes, in.InFlight, draining = ExistingCapacity(snapshot)
-	in.Pods = sortPods(append(unpinned(pendingPods(pods.Items), in), draining...))
+	in.Pods = sortPods(append(unpinned(PendingPods(pods.Items), in), draining...))
 	in.DaemonSets = snapshot.DaemonSets
 	if in.Volumes, err = ListVolumes(ctx, p.deps.Client); err != nil {
 		return in, err
@@ -97,8 +97,9 @@ func ReadPools(ctx context.Context, c client.Reader, cloud cloudprovider.CloudPr
 	return pools, types, nil
 }
 
-// pendingPods returns the provisionable pods.
-func pendingPods(all []corev1.Pod) []*corev1.Pod {
+// PendingPods returns the provisionable pods: what provisioning places, and what disruption's simulations
+// leave room for.
+func PendingPods(all []corev1.Pod) []*corev1.Pod {
 	var out []*corev1.Pod
 	for i := range all {
 		if ok, _ := Provisionable(&all[i]); ok {
