@@ -117,8 +117,23 @@ func New(deps Deps) (*CloudProvider, error) {
 		clusterDNS: deps.ClusterDNS, clusterCIDR: deps.ClusterCIDR, region: deps.Region, userData: deps.UserData, instanceTypes: deps.InstanceTypes, subnets: deps.Subnets, unavailable: deps.Unavailable,
 		templates: launchtemplate.New(deps.EC2, deps.ClusterName, deps.Clock),
 		instances: instance.New(instance.Deps{EC2: deps.EC2, ClusterName: deps.ClusterName, Unavailable: deps.Unavailable,
-			BatchIdle: deps.BatchIdle, BatchMax: deps.BatchMax}),
+			BatchIdle: deps.BatchIdle, BatchMax: deps.BatchMax, IsClaimed: recordedBy(deps.Client)}),
 	}, nil
+}
+
+// recordedBy reports whether a NodeClaim's status holds the provider ID. It reads every NodeClaim, and runs
+// only when a launch finds an untagged instance it could adopt (after a crash).
+func recordedBy(kube client.Reader) func(context.Context, string) (bool, error) {
+	if kube == nil {
+		return nil
+	}
+	return func(ctx context.Context, providerID string) (bool, error) {
+		claims := &v1.NodeClaimList{}
+		if err := kube.List(ctx, claims); err != nil {
+			return false, fmt.Errorf("listing nodeclaims, %w", err)
+		}
+		return slices.ContainsFunc(claims.Items, func(nc v1.NodeClaim) bool { return nc.Status.ProviderID == providerID }), nil
+	}
 }
 
 // Name is "aws".

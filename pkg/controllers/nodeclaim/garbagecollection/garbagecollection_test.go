@@ -129,6 +129,30 @@ var _ = Describe("Garbage collection", func() {
 		Expect(counterValue(registry, "karpenter_nodeclaims_disrupted_total", labels)).To(Equal(1.0))
 	})
 
+	It("leaves an unnamed instance while a claim of its pool is launching, then collects it", func(ctx context.Context) {
+		// A batched launch whose claims crashed before tagging their instances leaves instances without a
+		// name; a claim of the pool that is launching again may adopt one.
+		unnamed := &unnamedInstances{CloudProvider: provider, names: map[string]bool{"batched": true}}
+		controller = garbagecollection.NewController(garbagecollection.Deps{
+			Client: env.Client, CloudProvider: unnamed, Clock: clock, Registerer: registry, Interval: time.Minute,
+		})
+		_, err := provider.Create(ctx, newNodeClaim("batched"))
+		Expect(err).NotTo(HaveOccurred())
+		launching := newNodeClaim("launching")
+		Expect(env.Client.Create(ctx, launching)).To(Succeed())
+
+		clock.Step(time.Hour)
+		collect(ctx)
+		Expect(listed(ctx)).To(ConsistOf("batched"), "a claim of its pool may still adopt it")
+
+		other := newNodeClaim("other-pool")
+		other.Labels[v1.NodePoolLabelKey] = "other"
+		Expect(env.Client.Create(ctx, other)).To(Succeed())
+		Expect(env.Client.Delete(ctx, launching)).To(Succeed())
+		collect(ctx)
+		Expect(listed(ctx)).To(BeEmpty(), "no claim of its pool is launching any more")
+	})
+
 	It("leaves NodeClaims that haven't launched", func(ctx context.Context) {
 		nodeClaim := newNodeClaim("launching")
 		Expect(env.Client.Create(ctx, nodeClaim)).To(Succeed())
@@ -138,3 +162,20 @@ var _ = Describe("Garbage collection", func() {
 		Expect(get(ctx, nodeClaim)).To(BeTrue())
 	})
 })
+
+// unnamedInstances lists the named instances without their names, as a provider lists instances whose
+// NodeClaim tag was never written.
+type unnamedInstances struct {
+	*sim.CloudProvider
+	names map[string]bool
+}
+
+func (u *unnamedInstances) List(ctx context.Context) ([]*v1.NodeClaim, error) {
+	instances, err := u.CloudProvider.List(ctx)
+	for _, in := range instances {
+		if u.names[in.Name] {
+			in.Name = ""
+		}
+	}
+	return instances, err
+}

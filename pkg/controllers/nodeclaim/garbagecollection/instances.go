@@ -17,12 +17,14 @@ import (
 // Nodes.
 func (c *Controller) collectInstances(ctx context.Context, instances []*v1.NodeClaim, nodeClaims []v1.NodeClaim) error {
 	claimed := make(map[string]bool, len(nodeClaims))
-	recording := make(map[string]bool) // claims whose launch hasn't recorded a provider ID yet, by name
+	recording := make(map[string]bool)     // claims whose launch hasn't recorded a provider ID yet, by name
+	recordingPools := make(map[string]bool) // the NodePools of those claims
 	for i := range nodeClaims {
 		if id := nodeClaims[i].Status.ProviderID; id != "" {
 			claimed[id] = true
 		} else {
 			recording[nodeClaims[i].Name] = true
+			recordingPools[nodeClaims[i].Labels[v1.NodePoolLabelKey]] = true
 		}
 	}
 	var errs []error
@@ -30,7 +32,10 @@ func (c *Controller) collectInstances(ctx context.Context, instances []*v1.NodeC
 		// An instance launched for a claim that has no provider ID yet is that claim's (after a crash between
 		// launch and recording, say, the launch is retried and finds it): providers name instances after their
 		// claims.
+		// An instance without a name (a batched launch whose claims crashed before naming it) may still be
+		// adopted by a claim of its pool that is launching.
 		if claimed[instance.Status.ProviderID] || recording[instance.Name] || !instance.DeletionTimestamp.IsZero() ||
+			instance.Name == "" && recordingPools[instance.Labels[v1.NodePoolLabelKey]] ||
 			c.clock.Since(instance.CreationTimestamp.Time) <= orphanMinAge {
 			continue
 		}

@@ -3,8 +3,10 @@
 // on-demand: lowest-price); offerings EC2 reports without capacity go into the unavailable-offerings cache
 // and the launch is retried with what is left. Identical launches that arrive together share one
 // CreateFleet (see batcher.go). A launch is idempotent per NodeClaim: an instance already tagged with the
-// NodeClaim's name is returned instead of launching again, and the client token derives from the
-// NodeClaim's UID, so a request EC2 answered but whose answer was lost is not launched twice.
+// NodeClaim's name is returned instead of launching again; the client token derives from the
+// NodeClaim's UID, so a request EC2 answered but whose answer was lost is not launched twice; and an
+// instance a batch launched but a crash left without its NodeClaim tag is adopted by its claim
+// (adopt.go).
 package instance
 
 import (
@@ -103,6 +105,9 @@ type Deps struct {
 	// BatchIdle and BatchMax are the CreateFleet batch windows (defaults BatchIdle, BatchMax; a negative
 	// BatchIdle turns batching off).
 	BatchIdle, BatchMax time.Duration
+	// IsClaimed reports whether a NodeClaim's status records the provider ID; an untagged instance one
+	// does is not adopted by another claim (see adopt.go). Nil: none is.
+	IsClaimed func(ctx context.Context, providerID string) (bool, error)
 }
 
 // Provider launches and finds the cluster's instances. Safe for concurrent use.
@@ -111,6 +116,8 @@ type Provider struct {
 	clusterName string
 	unavailable Unavailable
 	batcher     *batcher
+	isClaimed   func(context.Context, string) (bool, error)
+	orphans     orphans
 }
 
 // New returns a provider.
@@ -121,7 +128,7 @@ func New(deps Deps) *Provider {
 	if deps.BatchMax == 0 {
 		deps.BatchMax = BatchMax
 	}
-	p := &Provider{ec2: deps.EC2, clusterName: deps.ClusterName, unavailable: deps.Unavailable}
+	p := &Provider{ec2: deps.EC2, clusterName: deps.ClusterName, unavailable: deps.Unavailable, isClaimed: deps.IsClaimed}
 	p.batcher = newBatcher(deps.BatchIdle, deps.BatchMax, p.execFleet)
 	return p
 }
@@ -131,6 +138,9 @@ func New(deps Deps) *Provider {
 func (p *Provider) Create(ctx context.Context, req Request) (*Instance, error) {
 	if existing, err := p.FindByNodeClaim(ctx, req.NodeClaimName); err != nil || existing != nil {
 		return existing, err
+	}
+	if orphan, err := p.adopt(ctx, req); err != nil || orphan != nil {
+		return orphan, err
 	}
 	last := len(req.Overrides) + 1
 	for {
