@@ -17,7 +17,7 @@ import (
 // Nodes.
 func (c *Controller) collectInstances(ctx context.Context, instances []*v1.NodeClaim, nodeClaims []v1.NodeClaim) error {
 	claimed := make(map[string]bool, len(nodeClaims))
-	recording := make(map[string]bool)     // claims whose launch hasn't recorded a provider ID yet, by name
+	recording := make(map[string]bool)      // claims whose launch hasn't recorded a provider ID yet, by name
 	recordingPools := make(map[string]bool) // the NodePools of those claims
 	for i := range nodeClaims {
 		if id := nodeClaims[i].Status.ProviderID; id != "" {
