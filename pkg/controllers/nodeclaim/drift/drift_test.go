@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider/fake"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/drift"
 )
@@ -28,7 +29,10 @@ var _ = Describe("Drift", func() {
 
 	BeforeEach(func(ctx context.Context) {
 		clock = clocktesting.NewFakeClock(time.Now().Truncate(time.Second))
-		cloud = fake.New()
+		cloud = fake.New(&cloudprovider.InstanceType{Name: "m5.large", Offerings: cloudprovider.Offerings{
+			{Zone: "us-east-1a", CapacityType: v1.CapacityTypeOnDemand, Price: 0.096, Available: true},
+			{Zone: "us-east-1a", CapacityType: v1.CapacityTypeSpot, Price: 0.04, Available: false},
+		}})
 		controller = drift.NewController(drift.Deps{Client: env.Client, CloudProvider: cloud, Clock: clock})
 		nodePool = &v1.NodePool{
 			ObjectMeta: metav1.ObjectMeta{Name: "default", Annotations: map[string]string{
@@ -117,6 +121,23 @@ var _ = Describe("Drift", func() {
 		})
 		reconcileClaim(ctx, nodeClaim)
 		Expect(drifted(ctx, nodeClaim)).To(beDrifted("RequirementsDrifted"))
+	})
+
+	It("marks InstanceTypeNotFound when the pool's types lose the claim's type or its offering", func(ctx context.Context) {
+		spot := launchedNodeClaim(ctx, func(nc *v1.NodeClaim) {
+			nc.Labels[v1.CapacityTypeLabelKey] = v1.CapacityTypeSpot
+			nc.Labels[v1.LabelTopologyZone] = "us-east-1a"
+		})
+		reconcileClaim(ctx, spot)
+		Expect(drifted(ctx, spot)).To(BeNil(), "an unavailable offering is still the claim's")
+
+		otherZone := launchedNodeClaim(ctx, func(nc *v1.NodeClaim) { nc.Labels[v1.LabelTopologyZone] = "us-east-1b" })
+		reconcileClaim(ctx, otherZone)
+		Expect(drifted(ctx, otherZone)).To(beDrifted("InstanceTypeNotFound"), "no offering in its zone")
+
+		cloud.InstanceTypes = nil
+		reconcileClaim(ctx, spot)
+		Expect(drifted(ctx, spot)).To(beDrifted("InstanceTypeNotFound"))
 	})
 
 	It("marks the reason the cloud provider reports and removes the mark once it no longer does", func(ctx context.Context) {

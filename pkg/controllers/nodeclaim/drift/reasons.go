@@ -2,6 +2,8 @@ package drift
 
 import (
 	"context"
+	"fmt"
+	"slices"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
@@ -12,6 +14,9 @@ import (
 const (
 	ReasonNodePoolDrifted     cloudprovider.DriftReason = "NodePoolDrifted"
 	ReasonRequirementsDrifted cloudprovider.DriftReason = "RequirementsDrifted"
+	// ReasonInstanceTypeNotFound: the pool's instance types no longer include the claim's type, or none of
+	// its offerings (available or not) matches the claim's zone and capacity type.
+	ReasonInstanceTypeNotFound cloudprovider.DriftReason = "InstanceTypeNotFound"
 )
 
 // driftReason returns the first reason the claim drifted, or "".
@@ -22,7 +27,21 @@ func (c *Controller) driftReason(ctx context.Context, nodePool *v1.NodePool, nod
 	if requirementsDrifted(nodePool, nodeClaim) {
 		return ReasonRequirementsDrifted, nil
 	}
+	its, err := c.cloud.GetInstanceTypes(ctx, nodePool)
+	if err != nil {
+		return "", fmt.Errorf("listing the instance types of nodepool %q, %w", nodePool.Name, err)
+	}
+	if instanceTypeNotFound(its, nodeClaim) {
+		return ReasonInstanceTypeNotFound, nil
+	}
 	return c.cloud.IsDrifted(ctx, nodeClaim)
+}
+
+// instanceTypeNotFound reports whether none of the instance types is the claim's with an offering its labels
+// allow. Offerings the provider marks unavailable still count: only a type or offering that is gone drifts.
+func instanceTypeNotFound(its []*cloudprovider.InstanceType, nodeClaim *v1.NodeClaim) bool {
+	i := slices.IndexFunc(its, func(it *cloudprovider.InstanceType) bool { return it.Name == nodeClaim.Labels[v1.LabelInstanceType] })
+	return i < 0 || len(its[i].Offerings.Compatible(scheduling.FromLabels(nodeClaim.Labels))) == 0
 }
 
 // hashDrifted reports whether the pool's template hash differs from the one the claim was made with. Hashes
