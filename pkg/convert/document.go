@@ -11,6 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -112,9 +113,12 @@ func stripComments(b []byte) []byte {
 	return out.Bytes()
 }
 
-// decodeStrict decodes a document's JSON into out and rejects fields out does not have.
+// decodeStrict decodes a document's JSON into out and rejects fields out does not have (and duplicate
+// fields), naming each by its path.
 func decodeStrict(b []byte, out any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	return dec.Decode(out)
+	strict, err := kjson.UnmarshalStrict(b, out)
+	if err != nil {
+		return err
+	}
+	return errors.Join(strict...)
 }
