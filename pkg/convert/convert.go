@@ -2,6 +2,7 @@ package convert
 
 import (
 	"errors"
+	"sort"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,6 +76,16 @@ func Convert(docs []*Document, opts Options) (*Result, error) {
 		c.document(doc)
 	}
 	c.moveKubelets()
+	// The kubelet move reports last; put every problem and note with its document.
+	order := make(map[*Document]int, len(docs))
+	for i, d := range docs {
+		order[d] = i
+	}
+	byDocument := func(p []Problem) func(i, j int) bool {
+		return func(i, j int) bool { return order[p[i].Doc] < order[p[j].Doc] }
+	}
+	sort.SliceStable(c.problems, byDocument(c.problems))
+	sort.SliceStable(c.notes, byDocument(c.notes))
 	if len(c.problems) > 0 {
 		return nil, c.problems
 	}
