@@ -59,8 +59,8 @@ func TestRunDirectory(t *testing.T) {
 	if !strings.HasPrefix(stdout, readFile(t, "testdata/v1alpha5_ignore_defaults.golden")+"---\n") {
 		t.Errorf("a.yaml's NodePool does not come first:\n%s", stdout)
 	}
-	if strings.Count(stdout, "\nkind: ") != 3 {
-		t.Errorf("want 3 objects (2 NodePools, 1 EC2NodeClass):\n%s", stdout)
+	if strings.Count(stdout, "\nkind: ") != 4 {
+		t.Errorf("want 4 objects (3 NodePools, 1 EC2NodeClass):\n%s", stdout)
 	}
 }
 
