@@ -2,6 +2,7 @@ package convert
 
 import (
 	"encoding/json"
+	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -61,6 +62,7 @@ func (c *converter) ec2NodeClassFromBeta(doc *Document, meta metav1.ObjectMeta, 
 	out.AssociatePublicIPAddress = in.AssociatePublicIPAddress
 	out.UserData = in.UserData
 	out.Tags = in.Tags
+	c.restrictedTags(doc, field+".tags", in.Tags)
 	out.DetailedMonitoring = in.DetailedMonitoring
 	out.Context = in.Context
 	if in.InstanceStorePolicy != nil {
@@ -168,4 +170,21 @@ func (c *converter) metadataOptions(doc *Document, field string, in *metadataOpt
 		c.note(doc, field+".httpPutResponseHopLimit", "set to 2, the v1beta1 default (v1 defaults to 1, which blocks IMDS for pods without host networking)")
 	}
 	return out
+}
+
+// restrictedTags fails on the tags v1 reserves for Karpenter itself (its CRD rejects them): the cluster and
+// the node's pool, claim and class are tagged by the controller.
+func (c *converter) restrictedTags(doc *Document, field string, tags map[string]string) {
+	keys := make([]string, 0, len(tags))
+	for k := range tags {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		switch {
+		case k == "eks:eks-cluster-name", k == "karpenter.sh/nodepool", k == "karpenter.sh/nodeclaim",
+			k == awsv1.LabelNodeClass, strings.HasPrefix(k, "kubernetes.io/cluster"):
+			c.fail(doc, field, "tag %q is restricted in v1 (Karpenter sets it on every instance): remove it", k)
+		}
+	}
 }

@@ -199,6 +199,10 @@ spec:
 		input: strings.Replace(betaPool("a", ""), "  template:", "  disruption:\n    consolidationPolicy: Sometimes\n  template:", 1),
 		want:  []string{"spec.disruption.consolidationPolicy: unknown policy \"Sometimes\""},
 	}, {
+		name:  "a tag v1 reserves",
+		input: templateBase + "  tags:\n    kubernetes.io/cluster/my-cluster: owned\n",
+		want:  []string{"document 1 (AWSNodeTemplate default): spec.tags: tag \"kubernetes.io/cluster/my-cluster\" is restricted in v1"},
+	}, {
 		name:  "missing kind",
 		input: "apiVersion: karpenter.sh/v1beta1\nmetadata:\n  name: x\n",
 		want:  []string{"document 1: apiVersion and kind must be set"},
