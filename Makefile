@@ -25,11 +25,12 @@ verify-generate: generate
 tools:
 	hack/tools/build.sh
 
-## build: build the lathe binary and the lean lathe-simulate (`lathe simulate` without the operator) into bin/.
+## build: build the lathe binary, the lean lathe-simulate (`lathe simulate` without the operator) and karpenter-convert into bin/.
 .PHONY: build
 build:
 	$(GO) build -o bin/lathe ./cmd/lathe
 	$(GO) build -o bin/lathe-simulate ./cmd/lathe-simulate
+	$(GO) build -o bin/karpenter-convert ./cmd/karpenter-convert
 
 ## test-tools: build the binaries the tests run (everything but kubectl, which only people use).
 .PHONY: test-tools
