@@ -47,17 +47,24 @@ func (c *PodController) Register(_ context.Context, mgr manager.Manager) error {
 		Complete(c)
 }
 
-// Reconcile triggers the provisioner when the pod still needs capacity.
+// Reconcile triggers the provisioner when the pod still needs capacity, and looks again every
+// podRetriggerInterval until it no longer does.
 func (c *PodController) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	pod := &corev1.Pod{}
 	if err := c.client.Get(ctx, req.NamespacedName, pod); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	if ok, _ := Provisionable(pod); ok {
-		c.provisioner.Trigger()
+	if ok, _ := Provisionable(pod); !ok {
+		return reconcile.Result{}, nil
 	}
-	return reconcile.Result{}, nil
+	c.provisioner.Trigger()
+	return reconcile.Result{RequeueAfter: podRetriggerInterval}, nil
 }
+
+// podRetriggerInterval is how often a pod that still needs capacity triggers the provisioner again, as in
+// Karpenter: what kept it pending (a NodePool limit, a node class not ready, capacity that ran out) may
+// change without any event about the pod.
+const podRetriggerInterval = 10 * time.Second
 
 // pending is the cheap pre-filter of watch events: unbound pods only.
 func pending(o client.Object) bool {

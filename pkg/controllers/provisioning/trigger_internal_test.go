@@ -48,3 +48,36 @@ func TestNodeControllerTriggersForDrainingNodes(t *testing.T) {
 		})
 	}
 }
+
+// A pending pod keeps triggering the provisioner: a NodePool whose limit is raised, say, announces nothing
+// about the pods it held back.
+func TestPodControllerTriggersAgainWhilePodsPend(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		pod     *corev1.Pod
+		trigger bool
+	}{
+		{"pending", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"},
+			Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+				Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}}}, true},
+		{"bound", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"}, Spec: corev1.PodSpec{NodeName: "n"},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kube := fake.NewClientBuilder().WithObjects(tc.pod).Build()
+			p := NewProvisioner(Deps{Client: kube, Clock: clocktesting.NewFakeClock(time.Now()), BatchIdleDuration: time.Second, BatchMaxDuration: 10 * time.Second,
+				Registerer: prometheus.NewRegistry()})
+			result, err := NewPodController(kube, p).Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(tc.pod)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, open := p.batcher.TimeLeft(); open != tc.trigger {
+				t.Errorf("triggered = %v, want %v", open, tc.trigger)
+			}
+			if want := map[bool]time.Duration{true: podRetriggerInterval}[tc.trigger]; result.RequeueAfter != want {
+				t.Errorf("requeue after %s, want %s", result.RequeueAfter, want)
+			}
+		})
+	}
+}
