@@ -35,9 +35,10 @@ over the default; an empty variable counts as unset. ` + "`lathe --help`" + ` pr
 stops Lathe with exit status 2 and a message naming the variable and the value; all invalid variables are
 reported together.
 
-With the Helm chart (` + "[charts/lathe](../charts/lathe)" + `) these arrive as the container's environment:
-` + "`settings.clusterName` → CLUSTER_NAME, `settings.interruptionQueue` → INTERRUPTION_QUEUE, `logLevel` → LOG_LEVEL" + `,
-and anything else through ` + "`controller.env`" + `.
+With the Helm chart (` + "[charts/lathe](../charts/lathe)" + `) these arrive as the container's environment: the
+chart's ` + "`settings.*`" + ` values become them as in Karpenter's chart (` + "`settings.clusterName` → CLUSTER_NAME," + `
+` + "`settings.interruptionQueue` → INTERRUPTION_QUEUE, `logLevel` → LOG_LEVEL" + `, …), and ` + "`controller.env`" + ` sets any
+other.
 
 `
 
