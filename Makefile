@@ -7,18 +7,20 @@ CRD_DIR := pkg/apis/crds
 .PHONY: all
 all: generate build
 
-## generate: regenerate deepcopy functions and CRD manifests from the API types.
+## generate: regenerate deepcopy functions and CRD manifests from the API types, and docs/settings.md from the settings.
 .PHONY: generate
 generate:
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./pkg/apis/...
 	rm -f $(CRD_DIR)/*.yaml
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=false paths=./pkg/apis/... output:crd:artifacts:config=$(CRD_DIR)
 	$(GO) run ./hack/crdpatch $(CRD_DIR)
+	$(GO) run ./hack/settingsdoc docs/settings.md
 
 ## verify-generate: fail if generated files are not current.
+GENERATED := $(CRD_DIR) ':(glob)**/zz_generated.*.go' docs/settings.md
 .PHONY: verify-generate
 verify-generate: generate
-	@test -z "$$(git status --porcelain -- $(CRD_DIR) ':(glob)**/zz_generated.*.go')" || { git status --porcelain -- $(CRD_DIR) ':(glob)**/zz_generated.*.go'; echo "generated files are stale: run 'make generate' and commit the result" >&2; exit 1; }
+	@test -z "$$(git status --porcelain -- $(GENERATED))" || { git status --porcelain -- $(GENERATED); echo "generated files are stale: run 'make generate' and commit the result" >&2; exit 1; }
 
 ## tools: build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok into bin/.
 .PHONY: tools

@@ -402,3 +402,46 @@ func TestBuiltGatesAreAccepted(t *testing.T) {
 		t.Fatalf("FeatureGates %+v, want NodeRepair, SpotToSpotConsolidation and StaticCapacity on", opts.FeatureGates)
 	}
 }
+
+// The reference lists every setting Parse reads, each with its flag, help line and what it accepts.
+func TestReference(t *testing.T) {
+	ref := options.Reference()
+	seen := map[string]bool{}
+	for _, s := range ref {
+		if s.Description == "" || s.Accepts == "" {
+			t.Errorf("%s: description %q, accepts %q; want both", s.Env, s.Description, s.Accepts)
+		}
+		if want := strings.ReplaceAll(strings.ToLower(s.Env), "_", "-"); s.Flag != want {
+			t.Errorf("%s: flag %q, want %q", s.Env, s.Flag, want)
+		}
+		if seen[s.Env] {
+			t.Errorf("%s is listed twice", s.Env)
+		}
+		seen[s.Env] = true
+		if _, err := options.Parse([]string{"--" + s.Flag + "=" + s.Default}, env(required())); err != nil && s.Default != "" {
+			t.Errorf("%s: its default %q does not parse as a flag: %v", s.Env, s.Default, err)
+		}
+	}
+	var usage bytes.Buffer
+	if err := options.Usage(&usage); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Count(usage.String(), "\n  --"), len(ref); got != want {
+		t.Errorf("Usage lists %d settings, Reference %d", got, want)
+	}
+	accepts := map[string]string{}
+	for _, s := range ref {
+		accepts[s.Env] = s.Accepts
+	}
+	for env, want := range map[string]string{
+		"AMI_REFRESH_INTERVAL": "duration ≥ 1m (e.g. 500ms, 10s, 1m)",
+		"KUBE_CLIENT_QPS":      "whole number ≥ 1",
+		"METRICS_PORT":         "whole number from 0 to 65535",
+		"MEMORY_LIMIT":         "whole number",
+		"SIM_LAUNCH_DELAY":     "duration ≥ 0s (e.g. 500ms, 10s, 1m)",
+	} {
+		if accepts[env] != want {
+			t.Errorf("%s accepts %q, want %q", env, accepts[env], want)
+		}
+	}
+}
