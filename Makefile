@@ -3,22 +3,27 @@ SHELL := /usr/bin/env bash
 GO ?= go
 CONTROLLER_GEN := $(GO) tool controller-gen
 CRD_DIR := pkg/apis/crds
+# The chart ships the CRDs in crds/ (installed once by helm install) and the CRD chart as templates.
+CHART_CRD_DIRS := charts/lathe/crds charts/lathe-crd/templates
 
 .PHONY: all
 all: generate build
 
-## generate: regenerate deepcopy functions and CRD manifests from the API types.
+## generate: regenerate deepcopy functions and CRD manifests from the API types, and copy the CRDs into the charts.
 .PHONY: generate
 generate:
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./pkg/apis/...
 	rm -f $(CRD_DIR)/*.yaml
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=false paths=./pkg/apis/... output:crd:artifacts:config=$(CRD_DIR)
 	$(GO) run ./hack/crdpatch $(CRD_DIR)
+	rm -f $(CHART_CRD_DIRS:%=%/*.yaml)
+	cp $(CRD_DIR)/*.yaml charts/lathe/crds/
+	for f in $(CRD_DIR)/*.yaml; do hack/crd-template.sh < $$f > charts/lathe-crd/templates/$$(basename $$f); done
 
 ## verify-generate: fail if generated files are not current.
 .PHONY: verify-generate
 verify-generate: generate
-	@test -z "$$(git status --porcelain -- $(CRD_DIR) ':(glob)**/zz_generated.*.go')" || { git status --porcelain -- $(CRD_DIR) ':(glob)**/zz_generated.*.go'; echo "generated files are stale: run 'make generate' and commit the result" >&2; exit 1; }
+	@test -z "$$(git status --porcelain -- $(CRD_DIR) $(CHART_CRD_DIRS) ':(glob)**/zz_generated.*.go')" || { git status --porcelain -- $(CRD_DIR) $(CHART_CRD_DIRS) ':(glob)**/zz_generated.*.go'; echo "generated files are stale: run 'make generate' and commit the result" >&2; exit 1; }
 
 ## tools: build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok into bin/.
 .PHONY: tools
