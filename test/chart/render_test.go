@@ -33,6 +33,7 @@ func TestRenderedManifestsAreAccepted(t *testing.T) {
 	tests := []struct {
 		name  string
 		opts  chart.Options
+		kinds map[string]int // objects rendered besides the Deployment, ServiceAccount, Service, PDB and ClusterRole(Binding)
 		check func(t *testing.T, d *appsv1.Deployment)
 	}{
 		{name: "defaults", check: func(t *testing.T, d *appsv1.Deployment) {
@@ -71,27 +72,34 @@ func TestRenderedManifestsAreAccepted(t *testing.T) {
 			wantControllerOffItsNodes(t, d)
 		}},
 		{name: "karpenter values.yaml without flags", opts: chart.Options{ValuesFiles: []string{karpenterValues}}},
-		{name: "every option", opts: chart.Options{APIVersions: []string{"monitoring.coreos.com/v1"}, Values: everyOption()}, check: func(t *testing.T, d *appsv1.Deployment) {
-			wantEnv(t, d, map[string]string{"CLUSTER_NAME": "prod", "CLUSTER_ENDPOINT": "https://example.eks.amazonaws.com", "ISOLATED_VPC": "true",
-				"VM_MEMORY_OVERHEAD_PERCENT": "0.1", "BATCH_MAX_DURATION": "20s", "BATCH_IDLE_DURATION": "2s", "LOG_LEVEL": "debug",
-				"CLOUD_PROVIDER": "sim", "NOMINATED_NODE_NAME": "false", "KUBE_CLIENT_QPS": "50", "LOG_OUTPUT_PATHS": "stdout,/tmp/lathe.log",
-				"FEATURE_GATES": "NodeRepair=true,ReservedCapacity=false,SpotToSpotConsolidation=true,NodeOverlay=false,StaticCapacity=true,CapacityBuffer=false"})
-			pod := d.Spec.Template.Spec
-			if len(pod.Containers) != 2 || len(pod.Containers[1].VolumeMounts) != 2 || len(pod.Volumes) != 1 || len(pod.InitContainers) != 1 {
-				t.Errorf("want the sidecar with both mounts, one volume and one init container: %+v", pod)
-			}
-			if c := container(t, d); c.Image != "example.com/lathe:dev@sha256:0000000000000000000000000000000000000000000000000000000000000000" || c.Name != "lathe" {
-				t.Errorf("image %q, container %q", c.Image, c.Name)
-			}
-			if pod.Affinity.NodeAffinity == nil || pod.Affinity.PodAntiAffinity != nil || pod.TopologySpreadConstraints[0].TopologyKey != "kubernetes.io/hostname" {
-				t.Errorf("affinity and topology spread must be the values': %+v %+v", pod.Affinity, pod.TopologySpreadConstraints)
-			}
-		}},
+		{name: "every option", opts: chart.Options{APIVersions: []string{"monitoring.coreos.com/v1"}, Values: everyOption()},
+			// The simulated provider's Role and RoleBinding for kube-system/lathe-sim join the Lease's.
+			kinds: map[string]int{"Role": 2, "RoleBinding": 2, "ServiceMonitor": 1}, check: func(t *testing.T, d *appsv1.Deployment) {
+				wantEnv(t, d, map[string]string{"CLUSTER_NAME": "prod", "CLUSTER_ENDPOINT": "https://example.eks.amazonaws.com", "ISOLATED_VPC": "true",
+					"VM_MEMORY_OVERHEAD_PERCENT": "0.1", "BATCH_MAX_DURATION": "20s", "BATCH_IDLE_DURATION": "2s", "LOG_LEVEL": "debug",
+					"CLOUD_PROVIDER": "sim", "NOMINATED_NODE_NAME": "false", "KUBE_CLIENT_QPS": "50", "LOG_OUTPUT_PATHS": "stdout,/tmp/lathe.log",
+					"FEATURE_GATES": "NodeRepair=true,ReservedCapacity=false,SpotToSpotConsolidation=true,NodeOverlay=false,StaticCapacity=true,CapacityBuffer=false"})
+				pod := d.Spec.Template.Spec
+				if len(pod.Containers) != 2 || len(pod.Containers[1].VolumeMounts) != 2 || len(pod.Volumes) != 1 || len(pod.InitContainers) != 1 {
+					t.Errorf("want the sidecar with both mounts, one volume and one init container: %+v", pod)
+				}
+				if c := container(t, d); c.Image != "example.com/lathe:dev@sha256:0000000000000000000000000000000000000000000000000000000000000000" || c.Name != "lathe" {
+					t.Errorf("image %q, container %q", c.Image, c.Name)
+				}
+				if pod.Affinity.NodeAffinity == nil || pod.Affinity.PodAntiAffinity != nil || pod.TopologySpreadConstraints[0].TopologyKey != "kubernetes.io/hostname" {
+					t.Errorf("affinity and topology spread must be the values': %+v %+v", pod.Affinity, pod.TopologySpreadConstraints)
+				}
+			}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := render(t, "lathe", tc.opts)
-			for kind, n := range map[string]int{"Deployment": 1, "ServiceAccount": 1, "Service": 1, "PodDisruptionBudget": 1, "ClusterRole": 1, "ClusterRoleBinding": 1} {
+			want := map[string]int{"Deployment": 1, "ServiceAccount": 1, "Service": 1, "PodDisruptionBudget": 1, "ClusterRole": 1, "ClusterRoleBinding": 1,
+				"Role": 1, "RoleBinding": 1, "ServiceMonitor": 0}
+			for kind, n := range tc.kinds {
+				want[kind] = n
+			}
+			for kind, n := range want {
 				if kinds(r.Objects)[kind] != n {
 					t.Errorf("rendered %d %s, want %d", kinds(r.Objects)[kind], kind, n)
 				}
@@ -241,5 +249,13 @@ func TestUnknownKeysFail(t *testing.T) {
 				t.Fatalf("want a schema error naming the unknown key, got %v", err)
 			}
 		})
+	}
+}
+
+// TestKarpenterKeysLatheIgnoresAreAccepted: keys of Karpenter's chart that Lathe does not act on still render.
+func TestKarpenterKeysLatheIgnoresAreAccepted(t *testing.T) {
+	r := render(t, "lathe", chart.Options{Set: []string{"settings.awsFeatureGates.nodeClassCEL=true", "settings.featureGates.reservedCapacity=false"}})
+	if d := deployment(t, r.Objects); strings.Contains(envByName(t, d)["FEATURE_GATES"].Value, "NodeClassCEL") {
+		t.Errorf("FEATURE_GATES %q must not carry the ignored AWS gate", envByName(t, d)["FEATURE_GATES"].Value)
 	}
 }

@@ -22,15 +22,16 @@ func grant(verb, group, resource string) string {
 	return verb + " " + group + "/" + resource
 }
 
-// readAudit returns what the user did according to the audit log (as grants), and each request of theirs
-// the API server denied.
-func readAudit(path, user string) (used map[string]bool, denied []string, err error) {
+// readAudit returns what the user did according to the audit log (as grants), and the grants the API
+// server denied them, each with the number of denials and the first denied request.
+func readAudit(path, user string) (used map[string]bool, denied map[string]string, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
-	used = map[string]bool{}
+	used, denied = map[string]bool{}, map[string]string{}
+	counts := map[string]int{}
 	scanner := bufio.NewScanner(f)
 	scanner.Buffer(make([]byte, 1<<20), 16<<20)
 	for scanner.Scan() {
@@ -47,10 +48,15 @@ func readAudit(path, user string) (used map[string]bool, denied []string, err er
 		}
 		g := grant(e.Verb, e.ObjectRef.APIGroup, resource)
 		if e.ResponseStatus != nil && e.ResponseStatus.Code == 403 {
-			denied = append(denied, fmt.Sprintf("%s %s (%s)", g, e.RequestURI, e.ResponseStatus.Message))
+			if counts[g]++; counts[g] == 1 {
+				denied[g] = fmt.Sprintf("%s (%s)", e.RequestURI, e.ResponseStatus.Message)
+			}
 			continue
 		}
 		used[g] = true
+	}
+	for g, n := range counts {
+		denied[g] = fmt.Sprintf("%d times, first %s", n, denied[g])
 	}
 	return used, denied, scanner.Err()
 }

@@ -193,8 +193,8 @@ func TestChartRBACCoversLatheAndNothingMore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range denied {
-		t.Errorf("denied: %s", d)
+	for g, d := range denied {
+		t.Errorf("denied %s: %s", g, d)
 	}
 	granted := grants(rbac)
 	for g := range granted {
