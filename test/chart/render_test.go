@@ -259,3 +259,12 @@ func TestKarpenterKeysLatheIgnoresAreAccepted(t *testing.T) {
 		t.Errorf("FEATURE_GATES %q must not carry the ignored AWS gate", envByName(t, d)["FEATURE_GATES"].Value)
 	}
 }
+
+// TestServiceAccountAnnotationForIRSA uses the --set flag of charts/lathe/README.md.
+func TestServiceAccountAnnotationForIRSA(t *testing.T) {
+	const arn = "arn:aws:iam::111122223333:role/LatheController"
+	r := render(t, "lathe", chart.Options{Set: []string{`serviceAccount.annotations.eks\.amazonaws\.com/role-arn=` + arn}})
+	if got := find(t, r.Objects, "ServiceAccount").GetAnnotations()["eks.amazonaws.com/role-arn"]; got != arn {
+		t.Errorf("ServiceAccount role-arn annotation %q, want %q", got, arn)
+	}
+}
