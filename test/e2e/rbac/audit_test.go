@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -62,7 +63,8 @@ func readAudit(path, user string) (used map[string]bool, denied map[string]strin
 }
 
 // grants expands the rules of the rendered ClusterRoles and Roles into grants.
-func grants(objs []*unstructured.Unstructured) map[string]bool {
+func grants(t *testing.T, objs []*unstructured.Unstructured) map[string]bool {
+	t.Helper()
 	out := map[string]bool{}
 	for _, o := range objs {
 		if o.GetKind() != "ClusterRole" && o.GetKind() != "Role" {
@@ -70,7 +72,7 @@ func grants(objs []*unstructured.Unstructured) map[string]bool {
 		}
 		role := &rbacv1.ClusterRole{}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, role); err != nil {
-			panic(err)
+			t.Fatalf("decoding %s %s: %v", o.GetKind(), o.GetName(), err)
 		}
 		for _, r := range role.Rules {
 			for _, g := range r.APIGroups {

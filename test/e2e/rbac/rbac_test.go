@@ -196,7 +196,7 @@ func TestChartRBACCoversLatheAndNothingMore(t *testing.T) {
 	for g, d := range denied {
 		t.Errorf("denied %s: %s", g, d)
 	}
-	granted := grants(rbac)
+	granted := grants(t, rbac)
 	for g := range granted {
 		if covered(used, g) {
 			continue
