@@ -3,21 +3,27 @@ SHELL := /usr/bin/env bash
 GO ?= go
 CONTROLLER_GEN := $(GO) tool controller-gen
 CRD_DIR := pkg/apis/crds
+# The chart ships the CRDs in crds/ (installed once by helm install) and the CRD chart as templates.
+CHART_CRD_DIRS := charts/lathe/crds charts/lathe-crd/templates
 
 .PHONY: all
 all: generate build
 
-## generate: regenerate deepcopy functions and CRD manifests from the API types, and docs/settings.md from the settings.
+## generate: regenerate deepcopy functions and CRD manifests from the API types, copy the CRDs into the charts, and
+## write docs/settings.md from the settings.
 .PHONY: generate
 generate:
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./pkg/apis/...
 	rm -f $(CRD_DIR)/*.yaml
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=false paths=./pkg/apis/... output:crd:artifacts:config=$(CRD_DIR)
 	$(GO) run ./hack/crdpatch $(CRD_DIR)
+	rm -f $(CHART_CRD_DIRS:%=%/*.yaml)
+	cp $(CRD_DIR)/*.yaml charts/lathe/crds/
+	for f in $(CRD_DIR)/*.yaml; do hack/crd-template.sh < $$f > charts/lathe-crd/templates/$$(basename $$f); done
 	$(GO) run ./hack/settingsdoc docs/settings.md
 
 ## verify-generate: fail if generated files are not current.
-GENERATED := $(CRD_DIR) ':(glob)**/zz_generated.*.go' docs/settings.md
+GENERATED := $(CRD_DIR) $(CHART_CRD_DIRS) ':(glob)**/zz_generated.*.go' docs/settings.md
 .PHONY: verify-generate
 verify-generate: generate
 	@test -z "$$(git status --porcelain -- $(GENERATED))" || { git status --porcelain -- $(GENERATED); echo "generated files are stale: run 'make generate' and commit the result" >&2; exit 1; }

@@ -39,6 +39,10 @@ type Options struct {
 	StopGracePeriod time.Duration
 	// KeepWorkDir leaves the data folder in place after Stop, for debugging.
 	KeepWorkDir bool
+	// AuditPolicyFile and AuditLogPath turn on kube-apiserver's audit log (--audit-policy-file,
+	// --audit-log-path, JSON lines, written before each response returns); give both or neither. Off by
+	// default.
+	AuditPolicyFile, AuditLogPath string
 }
 
 // Cluster is a running local cluster. Stop it when done. When Start fails, it stops whatever it had
@@ -64,6 +68,9 @@ type Cluster struct {
 // bounds the start only; the cluster runs until Stop.
 func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	opts = opts.withDefaults()
+	if (opts.AuditPolicyFile == "") != (opts.AuditLogPath == "") {
+		return nil, errors.New("audit log: give both AuditPolicyFile and AuditLogPath, or neither")
+	}
 	if err := checkBinaries(opts.BinDir, Binaries()...); err != nil {
 		return nil, err
 	}
@@ -84,6 +91,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
+	l.auditPolicyFile, l.auditLogPath = opts.AuditPolicyFile, opts.AuditLogPath
 	c.restConfig = restConfig(l.apiServerURL(), l.pki.caPEM, admin)
 	c.kubeconfig = filepath.Join(dir, "admin.kubeconfig")
 	if err := writeKubeconfig(c.kubeconfig, l.apiServerURL(), l.pki.caPEM, admin); err != nil {

@@ -55,6 +55,8 @@ type layout struct {
 	frontProxyClient                                                 keyPair
 	controllerManagerKubeconfig, schedulerKubeconfig, kwokKubeconfig string
 	stagesFile                                                       string
+	// auditPolicyFile and auditLogPath, when set, turn on kube-apiserver's audit log.
+	auditPolicyFile, auditLogPath string
 }
 
 func (l *layout) apiServerURL() string { return "https://" + hostPort(l.apiServerPort) }
@@ -80,7 +82,7 @@ func (l *layout) etcd() component {
 }
 
 func (l *layout) apiServer() component {
-	return component{
+	c := component{
 		command: command{name: apiServerBinary, path: l.bin(apiServerBinary), args: []string{
 			"--etcd-servers=http://" + hostPort(l.etcdPort),
 			"--bind-address=127.0.0.1",
@@ -113,6 +115,12 @@ func (l *layout) apiServer() component {
 		}},
 		readyURL: l.apiServerURL() + "/readyz",
 	}
+	if l.auditLogPath != "" {
+		// Blocking mode writes each event before the response, so the log is complete once a call returns.
+		c.command.args = append(c.command.args, "--audit-policy-file="+l.auditPolicyFile, "--audit-log-path="+l.auditLogPath,
+			"--audit-log-format=json", "--audit-log-mode=blocking")
+	}
+	return c
 }
 
 func (l *layout) controllerManager() component {

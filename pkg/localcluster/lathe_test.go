@@ -142,3 +142,13 @@ func TestStartFailsClearlyWithoutTheBinaries(t *testing.T) {
 		t.Fatalf("Start() error = %v, want one that says to run make tools", err)
 	}
 }
+
+func TestStartRefusesHalfAnAuditLog(t *testing.T) {
+	for _, opts := range []localcluster.Options{{AuditLogPath: "audit.log"}, {AuditPolicyFile: "policy.yaml"}} {
+		opts.BinDir, opts.WorkDir = t.TempDir(), t.TempDir()
+		_, err := localcluster.Start(context.Background(), opts)
+		if err == nil || !strings.Contains(err.Error(), "AuditPolicyFile and AuditLogPath") {
+			t.Errorf("Start(%+v) error = %v, want one asking for both audit options", opts, err)
+		}
+	}
+}
