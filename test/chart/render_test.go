@@ -47,7 +47,8 @@ func TestRenderedManifestsAreAccepted(t *testing.T) {
 			wantEnv(t, d, map[string]string{"CLOUD_PROVIDER": "aws", "METRICS_PORT": "8080", "HEALTH_PROBE_PORT": "8081", "LOG_LEVEL": "info",
 				"BATCH_MAX_DURATION": "10s", "BATCH_IDLE_DURATION": "1s", "VM_MEMORY_OVERHEAD_PERCENT": "0.075", "ISOLATED_VPC": "false",
 				"FEATURE_GATES": "NodeRepair=false,ReservedCapacity=true,SpotToSpotConsolidation=false,NodeOverlay=false,StaticCapacity=false,CapacityBuffer=false"})
-			wantNoEnv(t, d, "CLUSTER_NAME", "INTERRUPTION_QUEUE", "CLUSTER_ENDPOINT", "CPU_REQUESTS")
+			wantNoEnv(t, d, "CLUSTER_NAME", "INTERRUPTION_QUEUE", "CLUSTER_ENDPOINT")
+			wantEnvFrom(t, d, "CPU_REQUESTS", "requests.cpu")
 			wantControllerOffItsNodes(t, d)
 		}},
 		{name: "getting started flags", opts: chart.Options{Set: gettingStarted}, check: func(t *testing.T, d *appsv1.Deployment) {

@@ -260,7 +260,7 @@ func TestErrors(t *testing.T) {
 		{"overhead too large", nil, with(map[string]string{"VM_MEMORY_OVERHEAD_PERCENT": "7.5"}), []string{"VM_MEMORY_OVERHEAD_PERCENT", `"7.5"`}},
 		{"overhead negative", nil, with(map[string]string{"VM_MEMORY_OVERHEAD_PERCENT": "-0.1"}), []string{"VM_MEMORY_OVERHEAD_PERCENT", `"-0.1"`}},
 		{"negative reserved ENIs", nil, with(map[string]string{"RESERVED_ENIS": "-1"}), []string{"RESERVED_ENIS", `"-1"`}},
-		{"zero CPU requests", nil, with(map[string]string{"CPU_REQUESTS": "0"}), []string{"CPU_REQUESTS", `"0"`}},
+		{"fractional CPU requests", nil, with(map[string]string{"CPU_REQUESTS": "0.5"}), []string{"CPU_REQUESTS", `"0.5"`}},
 		{"memory limit not a number", nil, with(map[string]string{"MEMORY_LIMIT": "1Gi"}), []string{"MEMORY_LIMIT", `"1Gi"`}},
 		{"relative endpoint", nil, with(map[string]string{"CLUSTER_ENDPOINT": "example.com"}), []string{"CLUSTER_ENDPOINT", `"example.com"`, "URL"}},
 		{"bad lease name", nil, with(map[string]string{"LEADER_ELECTION_NAME": "Not_Valid"}), []string{"LEADER_ELECTION_NAME", `"Not_Valid"`}},
@@ -442,6 +442,20 @@ func TestReference(t *testing.T) {
 	} {
 		if accepts[env] != want {
 			t.Errorf("%s accepts %q, want %q", env, accepts[env], want)
+		}
+	}
+}
+
+// Karpenter's chart sets CPU_REQUESTS from the pod's CPU request, which the downward API gives as 0 when the
+// pod has none; Karpenter then takes 1000, and so does Lathe.
+func TestCPURequestsOfZeroMeansTheDefault(t *testing.T) {
+	for _, v := range []string{"0", "-5"} {
+		opts, err := options.Parse(nil, env(with(map[string]string{"CPU_REQUESTS": v})))
+		if err != nil {
+			t.Fatalf("CPU_REQUESTS=%s: %v", v, err)
+		}
+		if opts.CPURequests != 1000 {
+			t.Errorf("CPU_REQUESTS=%s gives %d, want 1000", v, opts.CPURequests)
 		}
 	}
 }

@@ -86,8 +86,8 @@ func settings(o *Options) []setting {
 			doc: "**Refused** when true: the cluster state metrics can't be turned off yet."},
 		{env: "ENABLE_PROFILING", def: "false", usage: "Serve /debug/pprof/ on the metrics port.", value: boolean(&o.EnableProfiling)},
 		{env: "MEMORY_LIMIT", def: "-1", usage: "Container memory limit in bytes; when positive GOMEMLIMIT is set to 90% of it.", value: integer(&o.MemoryLimit, math.MinInt64, math.MaxInt64)},
-		{env: "CPU_REQUESTS", def: "1000", usage: "Container CPU request in millicores.", value: integer(&o.CPURequests, 1, math.MaxInt64),
-			doc: "Karpenter's chart always sets it from the pod's CPU request; Karpenter scales controller concurrency with it, Lathe accepts it and does not use it."},
+		{env: "CPU_REQUESTS", def: "1000", usage: "Container CPU request in millicores.", value: cpuRequests(&o.CPURequests),
+			doc: "Karpenter's chart always sets it from the pod's CPU request (0 when the pod has none); Karpenter scales controller concurrency with it, Lathe accepts it and does not use it."},
 		{env: "LOG_LEVEL", def: LogLevelInfo, usage: "debug, info or error.", value: oneOf(&o.LogLevel, LogLevelDebug, LogLevelInfo, LogLevelError)},
 		{env: "LOG_OUTPUT_PATHS", def: "stdout", usage: "Comma-separated log sinks: stdout, stderr or file paths.", value: list(&o.LogOutputPaths)},
 		{env: "LOG_ERROR_OUTPUT_PATHS", def: "stderr", usage: "Comma-separated sinks for the logger's own internal errors.", value: list(&o.LogErrorOutputPaths)},
@@ -140,6 +140,21 @@ func integer[T int | int64](dst *T, lo, hi int64) value {
 			return fmt.Errorf("must be a whole number from %d to %d", lo, hi)
 		}
 		*dst = T(n)
+		return nil
+	}}
+}
+
+// cpuRequests reads millicores as Karpenter does: a value of 0 or less (the downward API's answer for a
+// container without a CPU request) means the default, 1000.
+func cpuRequests(dst *int64) value {
+	whole := integer(dst, math.MinInt64, math.MaxInt64)
+	return value{accepts: "whole number; 0 or less means 1000", set: func(v string) error {
+		if err := whole.set(v); err != nil {
+			return err
+		}
+		if *dst <= 0 {
+			*dst = 1000
+		}
 		return nil
 	}}
 }
