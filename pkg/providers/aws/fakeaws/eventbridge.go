@@ -157,8 +157,8 @@ type healthDetail struct {
 func (s *Server) RaiseScheduledChange(instanceID string) error {
 	start := s.opts.Clock.Now().Add(7 * 24 * time.Hour).UTC()
 	return s.raise(instanceID, "aws.health", "AWS Health Event", healthDetail{
-		EventARN:      fmt.Sprintf("arn:aws:health:%s::event/EC2/AWS_EC2_INSTANCE_STOP_SCHEDULED/AWS_EC2_INSTANCE_STOP_SCHEDULED_%s", s.opts.Region, instanceID),
-		Service:       "EC2", EventTypeCode: "AWS_EC2_INSTANCE_STOP_SCHEDULED", EventTypeCategory: "scheduledChange",
+		EventARN: fmt.Sprintf("arn:aws:health:%s::event/EC2/AWS_EC2_INSTANCE_STOP_SCHEDULED/AWS_EC2_INSTANCE_STOP_SCHEDULED_%s", s.opts.Region, instanceID),
+		Service:  "EC2", EventTypeCode: "AWS_EC2_INSTANCE_STOP_SCHEDULED", EventTypeCategory: "scheduledChange",
 		StartTime: start.Format(time.RFC1123), EndTime: start.Add(2 * time.Hour).Format(time.RFC1123),
 		EventDescription: []map[string]string{{"language": "en_US", "latestDescription": "The instance is running on degraded hardware."}},
 		AffectedEntities: []map[string]string{{"entityValue": instanceID}},
