@@ -149,9 +149,9 @@ func forcefulDisruption(deps Deps, cloud cloudprovider.CloudProvider, cluster *s
 // queue it was configured with (aws with INTERRUPTION_QUEUE); nil for none.
 func interruptionSource(cloud cloudprovider.CloudProvider) cloudprovider.InterruptionSource {
 	if configured, ok := cloud.(interface {
-		Interruptions() cloudprovider.InterruptionSource
+		InterruptionQueue() cloudprovider.InterruptionSource
 	}); ok {
-		return configured.Interruptions()
+		return configured.InterruptionQueue()
 	}
 	source, _ := cloud.(cloudprovider.InterruptionSource)
 	return source

@@ -137,8 +137,8 @@ func New(deps Deps) (*CloudProvider, error) {
 	return c, nil
 }
 
-// Interruptions is the interruption queue, or nil without INTERRUPTION_QUEUE.
-func (c *CloudProvider) Interruptions() cloudprovider.InterruptionSource {
+// InterruptionQueue is the interruption queue, or nil without INTERRUPTION_QUEUE.
+func (c *CloudProvider) InterruptionQueue() cloudprovider.InterruptionSource {
 	if c.interruptions == nil {
 		return nil
 	}

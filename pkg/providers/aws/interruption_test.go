@@ -12,8 +12,8 @@ import (
 )
 
 func TestInterruptionQueueOnlyWithASetting(t *testing.T) {
-	if got := newHarness(t).provider.Interruptions(); got != nil {
-		t.Fatalf("Interruptions() without INTERRUPTION_QUEUE = %v, want nil", got)
+	if got := newHarness(t).provider.InterruptionQueue(); got != nil {
+		t.Fatalf("InterruptionQueue() without INTERRUPTION_QUEUE = %v, want nil", got)
 	}
 }
 
@@ -32,7 +32,7 @@ func TestSpotInterruptionOfALaunchedClaim(t *testing.T) {
 	if err := h.fake.RaiseSpotInterruption(in.ID); err != nil {
 		t.Fatal(err)
 	}
-	source := h.provider.Interruptions()
+	source := h.provider.InterruptionQueue()
 	got, err := source.ReceiveInterruptions(context.Background())
 	if err != nil || len(got) != 1 || got[0].Kind != cloudprovider.InterruptionSpot || got[0].ProviderID != claim.Status.ProviderID {
 		t.Fatalf("received %+v, %v; want a spot interruption of %s", got, err, claim.Status.ProviderID)
