@@ -21,6 +21,11 @@ const (
 	InterruptionStopped InterruptionKind = "instance_stopped"
 	// InterruptionTerminated says the instance is shutting down or terminated.
 	InterruptionTerminated InterruptionKind = "instance_terminated"
+	// InterruptionCapacityReservation says EC2 is reclaiming the capacity reservation the instance runs in.
+	InterruptionCapacityReservation InterruptionKind = "capacity_reservation_interrupted"
+	// InterruptionNoOp is a message about nothing Lathe acts on (an event type or state it ignores); it is
+	// counted and deleted.
+	InterruptionNoOp InterruptionKind = "no_op"
 )
 
 // InterruptionMessage is one message a provider received about one of its instances.
@@ -29,10 +34,14 @@ type InterruptionMessage struct {
 	ID string
 	// Kind says what happened.
 	Kind InterruptionKind
-	// ProviderID is the instance's provider ID.
+	// ProviderID is the instance's provider ID; empty when the provider doesn't know the instance (the
+	// message is then only counted and deleted).
 	ProviderID string
 	// Time is when the provider raised or received the message; the time it waited is measured from it.
 	Time time.Time
+	// Err says the message could not be read; it is deleted unhandled (and not counted as received), so
+	// that it is not received again forever.
+	Err error
 }
 
 // InterruptionSource is implemented by providers that learn of interruptions (spot reclaims, maintenance,

@@ -133,7 +133,7 @@ func forcefulDisruption(deps Deps, cloud cloudprovider.CloudProvider, cluster *s
 		expiration.NewController(expiration.Deps{Client: kube, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
 		garbagecollection.NewController(garbagecollection.Deps{Client: kube, CloudProvider: cloud, Clock: deps.Clock, Registerer: deps.Registry}),
 	}
-	if source, ok := cloud.(cloudprovider.InterruptionSource); ok {
+	if source := interruptionSource(cloud); source != nil {
 		out = append(out, interruption.NewController(interruption.Deps{Client: kube, Source: source, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}))
 	}
 	if deps.Options.FeatureGates.StaticCapacity {
@@ -143,6 +143,18 @@ func forcefulDisruption(deps Deps, cloud cloudprovider.CloudProvider, cluster *s
 		out = append(out, health.NewController(health.Deps{Client: kube, CloudProvider: cloud, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}))
 	}
 	return out
+}
+
+// interruptionSource is where the provider learns of interruptions: the provider itself (sim), or the
+// queue it was configured with (aws with INTERRUPTION_QUEUE); nil for none.
+func interruptionSource(cloud cloudprovider.CloudProvider) cloudprovider.InterruptionSource {
+	if configured, ok := cloud.(interface {
+		InterruptionQueue() cloudprovider.InterruptionSource
+	}); ok {
+		return configured.InterruptionQueue()
+	}
+	source, _ := cloud.(cloudprovider.InterruptionSource)
+	return source
 }
 
 // newCloudProvider builds the provider CLOUD_PROVIDER names, with the controllers that come with it.
@@ -177,7 +189,7 @@ func newAWSProvider(ctx context.Context, deps Deps) (cloudprovider.CloudProvider
 		Recorder: events.NewRecorder(mgr.GetEventRecorderFor("karpenter"), deps.Clock),
 		Settings: awsprovider.Settings{ClusterName: o.ClusterName, ClusterEndpoint: o.ClusterEndpoint, ClusterCABundle: o.ClusterCABundle,
 			VMMemoryOverheadPercent: o.VMMemoryOverheadPercent, ReservedCapacity: o.FeatureGates.ReservedCapacity,
-			IsolatedVPC: o.IsolatedVPC, ReservedENIs: o.ReservedENIs},
+			IsolatedVPC: o.IsolatedVPC, ReservedENIs: o.ReservedENIs, InterruptionQueue: o.InterruptionQueue},
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating aws cloud provider, %w", err)

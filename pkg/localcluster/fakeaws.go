@@ -27,8 +27,9 @@ type FakeAWSOptions struct {
 // kwok-managed Nodes.
 type FakeAWS struct {
 	*fakeaws.Running
-	// LatheEnv points a Lathe process at the fake: CLOUD_PROVIDER=aws, AWS_ENDPOINT_URL, the region and
-	// static credentials (the SDK's default chain reads them).
+	// LatheEnv points a Lathe process at the fake: CLOUD_PROVIDER=aws, AWS_ENDPOINT_URL, the region,
+	// static credentials (the SDK's default chain reads them) and INTERRUPTION_QUEUE, the queue named after
+	// the cluster.
 	LatheEnv []string
 	// AMD64AMIID is the newest AL2023 x86_64 image the fake publishes.
 	AMD64AMIID string
@@ -36,8 +37,8 @@ type FakeAWS struct {
 
 // StartFakeAWS starts the fake with the tutorial's seeds: a VPC with a subnet per zone and a security group
 // tagged karpenter.sh/discovery=<cluster>, the node role KarpenterNodeRole-<cluster>, the EKS-optimized
-// images and SSM parameters, and the EKS cluster (the local API server's endpoint and CA). Close it with
-// Close.
+// images and SSM parameters, the EKS cluster (the local API server's endpoint and CA) and the interruption
+// queue <cluster>. Close it with Close.
 func StartFakeAWS(c *Cluster, opts FakeAWSOptions) (*FakeAWS, error) {
 	if opts.KubernetesVersion == "" {
 		opts.KubernetesVersion = "1.37"
@@ -53,6 +54,7 @@ func StartFakeAWS(c *Cluster, opts FakeAWSOptions) (*FakeAWS, error) {
 	caBundle := base64.StdEncoding.EncodeToString(ca)
 	server := fakeaws.New(fakeaws.Options{})
 	server.SeedClusterNetwork(opts.ClusterName)
+	server.CreateQueue(opts.ClusterName)
 	server.SeedEKSOptimizedImages(opts.KubernetesVersion)
 	server.SetCluster(fakeaws.Cluster{Name: opts.ClusterName, Endpoint: cfg.Host, CertificateAuthority: caBundle,
 		ServiceIPv4CIDR: serviceCIDR, Version: opts.KubernetesVersion})
@@ -74,7 +76,7 @@ func StartFakeAWS(c *Cluster, opts FakeAWSOptions) (*FakeAWS, error) {
 		return nil, err
 	}
 	return &FakeAWS{Running: running, AMD64AMIID: ami, LatheEnv: []string{
-		"CLOUD_PROVIDER=aws", "AWS_ENDPOINT_URL=" + running.URL, "AWS_REGION=" + server.Region(),
+		"CLOUD_PROVIDER=aws", "AWS_ENDPOINT_URL=" + running.URL, "AWS_REGION=" + server.Region(), "INTERRUPTION_QUEUE=" + opts.ClusterName,
 		"AWS_ACCESS_KEY_ID=AKIAFAKEAWSLATHE0000", "AWS_SECRET_ACCESS_KEY=fake-secret",
 		"AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null",
 	}}, nil

@@ -91,6 +91,10 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 // handle acts on one message and deletes it from the queue.
 func (c *Controller) handle(ctx context.Context, msg cloudprovider.InterruptionMessage) error {
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("messageKind", string(msg.Kind), "providerID", msg.ProviderID))
+	if msg.Err != nil {
+		log.FromContext(ctx).Error(msg.Err, "failed parsing interruption message")
+		return c.delete(ctx, msg.ID)
+	}
 	c.metrics.received.WithLabelValues(string(msg.Kind)).Inc()
 	nodeClaim, node, err := c.instance(ctx, msg.ProviderID)
 	if err != nil {
@@ -102,11 +106,19 @@ func (c *Controller) handle(ctx context.Context, msg cloudprovider.InterruptionM
 			return err
 		}
 	}
-	if err := c.source.DeleteInterruption(ctx, msg.ID); err != nil {
+	if err := c.delete(ctx, msg.ID); err != nil {
+		return err
+	}
+	c.metrics.queueDuration.Observe(c.clock.Since(msg.Time).Seconds())
+	return nil
+}
+
+// delete removes the message from the provider's queue.
+func (c *Controller) delete(ctx context.Context, id string) error {
+	if err := c.source.DeleteInterruption(ctx, id); err != nil {
 		return fmt.Errorf("deleting interruption message, %w", err)
 	}
 	c.metrics.deleted.Inc()
-	c.metrics.queueDuration.Observe(c.clock.Since(msg.Time).Seconds())
 	return nil
 }
 
@@ -129,15 +141,19 @@ func (c *Controller) act(ctx context.Context, kind cloudprovider.InterruptionKin
 // replaces reports whether a message of the kind means the instance must be replaced.
 func replaces(kind cloudprovider.InterruptionKind) bool {
 	switch kind {
-	case cloudprovider.InterruptionSpot, cloudprovider.InterruptionScheduledChange,
-		cloudprovider.InterruptionStopped, cloudprovider.InterruptionTerminated:
+	case cloudprovider.InterruptionSpot, cloudprovider.InterruptionScheduledChange, cloudprovider.InterruptionStopped,
+		cloudprovider.InterruptionTerminated, cloudprovider.InterruptionCapacityReservation:
 		return true
 	}
 	return false
 }
 
-// instance returns the NodeClaim and Node with the provider ID; either may be nil.
+// instance returns the NodeClaim and Node with the provider ID; either may be nil, and both are for an
+// empty provider ID (an instance the provider doesn't know, or a message about none).
 func (c *Controller) instance(ctx context.Context, providerID string) (*v1.NodeClaim, *corev1.Node, error) {
+	if providerID == "" {
+		return nil, nil, nil
+	}
 	nodeClaims := &v1.NodeClaimList{}
 	if err := c.kube.List(ctx, nodeClaims); err != nil {
 		return nil, nil, fmt.Errorf("listing nodeclaims, %w", err)

@@ -18,15 +18,18 @@ const (
 	ReasonInstanceTerminating         = "InstanceTerminating"
 	ReasonInstanceUnhealthy           = "InstanceUnhealthy"
 	ReasonTerminatingOnInterruption   = "TerminatingOnInterruption"
+	// ReasonCapacityReservationInterrupted is the AWS provider's CapacityReservationInstanceInterrupted.
+	ReasonCapacityReservationInterrupted = "CapacityReservationInstanceInterrupted"
 )
 
 // notices are the warning published on receipt of each kind of message.
 var notices = map[cloudprovider.InterruptionKind]struct{ reason, message string }{
-	cloudprovider.InterruptionSpot:            {ReasonSpotInterrupted, "Spot interruption warning was triggered"},
-	cloudprovider.InterruptionRebalance:       {ReasonSpotRebalanceRecommendation, "Spot rebalance recommendation was triggered"},
-	cloudprovider.InterruptionStopped:         {ReasonInstanceStopping, "Instance is stopping"},
-	cloudprovider.InterruptionTerminated:      {ReasonInstanceTerminating, "Instance is terminating"},
-	cloudprovider.InterruptionScheduledChange: {ReasonInstanceUnhealthy, "An unhealthy warning was triggered for the instance"},
+	cloudprovider.InterruptionSpot:                {ReasonSpotInterrupted, "Spot interruption warning was triggered"},
+	cloudprovider.InterruptionRebalance:           {ReasonSpotRebalanceRecommendation, "Spot rebalance recommendation was triggered"},
+	cloudprovider.InterruptionStopped:             {ReasonInstanceStopping, "Instance is stopping"},
+	cloudprovider.InterruptionTerminated:          {ReasonInstanceTerminating, "Instance is terminating"},
+	cloudprovider.InterruptionScheduledChange:     {ReasonInstanceUnhealthy, "An unhealthy warning was triggered for the instance"},
+	cloudprovider.InterruptionCapacityReservation: {ReasonCapacityReservationInterrupted, "Capacity Reservation interruption warning was triggered"},
 }
 
 // noticeEvents say what the message announced, on the NodeClaim and its Node (nil for none).

@@ -109,6 +109,7 @@ var _ = Describe("Interruption", func() {
 		Entry("scheduled change", cloudprovider.InterruptionScheduledChange, interruption.ReasonInstanceUnhealthy),
 		Entry("instance stopped", cloudprovider.InterruptionStopped, interruption.ReasonInstanceStopping),
 		Entry("instance terminated", cloudprovider.InterruptionTerminated, interruption.ReasonInstanceTerminating),
+		Entry("capacity reservation interrupted", cloudprovider.InterruptionCapacityReservation, interruption.ReasonCapacityReservationInterrupted),
 	)
 
 	It("only warns of a rebalance recommendation", func(ctx context.Context) {
@@ -126,6 +127,30 @@ var _ = Describe("Interruption", func() {
 		poll(ctx)
 		Expect(source.messages).To(BeEmpty())
 		Expect(recorder.Events()).To(BeEmpty())
+	})
+
+	It("counts and deletes a message about no instance without touching claims not yet launched", func(ctx context.Context) {
+		pending, _ := instance(ctx, "")
+		source.send(cloudprovider.InterruptionMessage{ID: "1", Kind: cloudprovider.InterruptionSpot, Time: clock.Now()})
+		source.send(cloudprovider.InterruptionMessage{ID: "2", Kind: cloudprovider.InterruptionNoOp, Time: clock.Now()})
+		poll(ctx)
+		Expect(source.messages).To(BeEmpty())
+		Expect(deleting(ctx, pending)).To(BeFalse())
+		Expect(recorder.Events()).To(BeEmpty())
+		Expect(counterValue(registry, "karpenter_interruption_received_messages_total", map[string]string{"message_type": "no_op"})).To(Equal(1.0))
+		Expect(counterValue(registry, "karpenter_interruption_deleted_messages_total", nil)).To(Equal(2.0))
+	})
+
+	It("deletes an unreadable message without counting it as received", func(ctx context.Context) {
+		source.send(cloudprovider.InterruptionMessage{ID: "1", Err: errors.New("not JSON"), Time: clock.Now()})
+		clock.Step(3 * time.Second)
+		poll(ctx)
+		Expect(source.messages).To(BeEmpty())
+		Expect(counterValue(registry, "karpenter_interruption_deleted_messages_total", nil)).To(Equal(1.0))
+		Expect(histogram(registry, "karpenter_interruption_message_queue_duration_seconds")).To(Equal([]float64{0}), "nothing observed")
+		families, err := registry.Gather()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(families).NotTo(ContainElement(HaveField("GetName()", "karpenter_interruption_received_messages_total")))
 	})
 
 	It("keeps a message whose handling failed, to handle it on the next poll", func(ctx context.Context) {

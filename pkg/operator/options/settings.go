@@ -43,7 +43,7 @@ func settings(o *Options) []setting {
 		{env: "CLUSTER_CA_BUNDLE", usage: "Base64 PEM CA bundle of the API server; empty means discover it.", value: text(&o.ClusterCABundle),
 			doc: "With CLOUD_PROVIDER=aws, an unset bundle is asked of EKS DescribeCluster."},
 		{env: "INTERRUPTION_QUEUE", usage: "SQS queue of interruption events; empty disables interruption handling.", value: text(&o.InterruptionQueue),
-			doc: "The AWS provider does not read an SQS queue yet: the name is accepted and unused. The simulated provider's interruptions are handled without it."},
+			doc: "With CLOUD_PROVIDER=aws, the queue's EventBridge messages (spot interruption warnings, rebalance recommendations, instance state changes, scheduled changes, capacity reservation interruptions) are read and acted on; it needs sqs:GetQueueUrl, sqs:ReceiveMessage and sqs:DeleteMessage. The simulated provider's interruptions are handled without it."},
 		{env: "BATCH_MAX_DURATION", def: "10s", usage: "Longest time a provisioning batch stays open.", value: duration(&o.BatchMaxDuration, time.Nanosecond)},
 		{env: "BATCH_IDLE_DURATION", def: "1s", usage: "Close a provisioning batch after this long without a new pending pod.", value: duration(&o.BatchIdleDuration, time.Nanosecond)},
 		{env: "FEATURE_GATES", def: DefaultFeatureGates().String(), usage: "Comma-separated Gate=bool list; unlisted gates keep their default.", value: gates(&o.FeatureGates),

@@ -18,6 +18,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/catalog"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/instance"
+	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/interruptionqueue"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/launchtemplate"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/unavailable"
 )
@@ -60,6 +61,12 @@ type Deps struct {
 	Subnets SubnetLister
 	// BatchIdle and BatchMax are the CreateFleet batch windows (instance.Deps).
 	BatchIdle, BatchMax time.Duration
+	// InterruptionQueue is the SQS queue of interruption events (INTERRUPTION_QUEUE), read with SQS; empty
+	// for none.
+	InterruptionQueue string
+	SQS               interruptionqueue.SQSAPI
+	// InterruptionWait is the queue's long poll (interruptionqueue.Options.Wait).
+	InterruptionWait time.Duration
 }
 
 // CloudProvider launches NodeClaims as EC2 instances. Construct it with New.
@@ -77,6 +84,7 @@ type CloudProvider struct {
 	unavailable     *unavailable.Offerings
 	templates       *launchtemplate.Provider
 	instances       *instance.Provider
+	interruptions   *interruptionqueue.Queue
 }
 
 var _ cloudprovider.CloudProvider = (*CloudProvider)(nil)
@@ -112,13 +120,29 @@ func New(deps Deps) (*CloudProvider, error) {
 		deps.InstanceTypes = &catalogTypes{base: base, vmOverhead: deps.VMMemoryOverheadPercent, unavailable: deps.Unavailable,
 			clock: deps.Clock, cache: map[nodeClassKey]cloudprovider.InstanceTypes{}, listed: map[nodeClassKey]listing{}}
 	}
-	return &CloudProvider{
+	if deps.InterruptionQueue != "" && deps.SQS == nil {
+		return nil, errors.New("the aws provider needs an SQS client to read the interruption queue")
+	}
+	c := &CloudProvider{
 		kube: deps.Client, clusterName: deps.ClusterName, clusterEndpoint: deps.ClusterEndpoint, clusterCABundle: deps.ClusterCABundle,
 		clusterDNS: deps.ClusterDNS, clusterCIDR: deps.ClusterCIDR, region: deps.Region, userData: deps.UserData, instanceTypes: deps.InstanceTypes, subnets: deps.Subnets, unavailable: deps.Unavailable,
 		templates: launchtemplate.New(deps.EC2, deps.ClusterName, deps.Clock),
 		instances: instance.New(instance.Deps{EC2: deps.EC2, ClusterName: deps.ClusterName, Unavailable: deps.Unavailable,
 			BatchIdle: deps.BatchIdle, BatchMax: deps.BatchMax, IsClaimed: recordedBy(deps.Client)}),
-	}, nil
+	}
+	if deps.InterruptionQueue != "" {
+		c.interruptions = interruptionqueue.New(interruptionqueue.Options{SQS: deps.SQS, Name: deps.InterruptionQueue,
+			Instances: c.instances, Unavailable: deps.Unavailable, Clock: deps.Clock, Wait: deps.InterruptionWait})
+	}
+	return c, nil
+}
+
+// InterruptionQueue is the interruption queue, or nil without INTERRUPTION_QUEUE.
+func (c *CloudProvider) InterruptionQueue() cloudprovider.InterruptionSource {
+	if c.interruptions == nil {
+		return nil
+	}
+	return c.interruptions
 }
 
 // recordedBy reports whether a NodeClaim's status holds the provider ID. It reads every NodeClaim, and runs

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"k8s.io/client-go/discovery"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,6 +37,8 @@ type Settings struct {
 	IsolatedVPC bool
 	// ReservedENIs (RESERVED_ENIS): network interfaces kept out of the max-pods calculation.
 	ReservedENIs int
+	// InterruptionQueue (INTERRUPTION_QUEUE): the SQS queue of interruption events; empty for none.
+	InterruptionQueue string
 }
 
 // EnvironmentDeps are what NewFromEnvironment builds from.
@@ -91,6 +94,7 @@ func NewFromEnvironment(ctx context.Context, deps EnvironmentDeps) (*CloudProvid
 		Client: deps.Client, EC2: ec2api, Clock: deps.Clock, ClusterName: s.ClusterName, ClusterEndpoint: cluster.endpoint,
 		ClusterCABundle: cluster.caBundle, ClusterDNS: cluster.dns, ClusterCIDR: cluster.cidr, Region: cfg.Region, Zones: zones,
 		UserData: RenderUserData, InstanceTypes: types, Unavailable: offerings, Subnets: providers.Subnets,
+		InterruptionQueue: s.InterruptionQueue, SQS: sqs.NewFromConfig(cfg),
 	})
 	if err != nil {
 		return nil, nil, err

@@ -1,5 +1,5 @@
 // Package fakeaws is a local, stateful fake of the AWS APIs Lathe's AWS provider calls: EC2 (Query
-// protocol), SSM and Pricing (JSON 1.1), IAM (Query protocol) and EKS (REST-JSON), served over HTTP so
+// protocol), SSM and Pricing (JSON 1.1), SQS (JSON 1.0), IAM (Query protocol) and EKS (REST-JSON), served over HTTP so
 // that the real aws-sdk-go-v2 clients talk to it unchanged. It is used in-process by tests and as a
 // standalone server by `make run`.
 //
@@ -14,8 +14,8 @@
 //
 // server.go routes and injects faults; query.go, jsonproto.go and rest.go hold the wire formats. Each
 // area of the API keeps its state and handlers in its own files (zones.go, network.go, images.go, iam.go,
-// instancetypes.go, pricing.go, launchtemplates.go, fleet.go, instances.go, eks.go) and registers its
-// handlers in the handler tables from an init function.
+// instancetypes.go, pricing.go, launchtemplates.go, fleet.go, instances.go, eks.go, sqs.go) and registers
+// its handlers in the handler tables from an init function.
 //
 // # Faults
 //
@@ -24,6 +24,16 @@
 // counts requests as they arrive: the SDK's HTTP transport now and then closes a connection while reading
 // a large answer ("use of closed network connection", aws/aws-sdk-go-v2#2737) and the SDK retries the call
 // (net.ErrClosed is retryable), so a test counting calls must allow for a retry.
+//
+// # Interruption events
+//
+// SQS queues (sqs.go) keep messages in order, hide received ones for their visibility timeout on the fake's
+// clock and hold a long poll open (in real time) until a message arrives. The Raise* methods
+// (eventbridge.go) put EventBridge-shaped events about an instance into every queue, as the rules of
+// Karpenter's CloudFormation template route them: a spot interruption warning (and the instance reclaimed
+// SpotInterruptionNotice later on the fake's clock, or at once with ReclaimSpotInstance), a rebalance
+// recommendation, a state change, an AWS Health scheduled change, a capacity reservation interruption.
+// A terminated instance's StateReason says whether it was terminated by its user or reclaimed.
 //
 // # Boot
 //

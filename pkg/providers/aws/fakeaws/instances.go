@@ -28,8 +28,10 @@ type offeringKey struct{ instanceType, zone, capacityType string }
 type Instance struct {
 	ID, InstanceType, Zone, SubnetID, ImageID string
 	// CapacityType is "spot" or "on-demand".
-	CapacityType   string
-	State          string
+	CapacityType string
+	State        string
+	// StateReason says why a terminated instance ended: ReasonUserInitiated or ReasonSpotReclaimed.
+	StateReason    string
 	LaunchTime     time.Time
 	Tags           map[string]string
 	SecurityGroups []string
@@ -284,6 +286,7 @@ func (s *Server) terminateInstances(q query) (any, error) {
 			change := instanceStateChange{ID: id, Previous: instanceStateResponse{stateCodes[in.State], in.State}}
 			if in.State != StateTerminated {
 				killed = append(killed, in.Instance)
+				in.StateReason = ReasonUserInitiated
 			}
 			in.State = StateTerminated
 			change.Current = instanceStateResponse{stateCodes[in.State], in.State}

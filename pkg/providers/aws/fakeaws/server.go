@@ -61,6 +61,7 @@ type state struct {
 	launchTemplates launchTemplateState
 	instances       instanceState
 	eks             eksState
+	sqs             sqsState
 }
 
 // New returns a fake serving opts.Region. Areas seed themselves from opts in their seed functions.
@@ -99,7 +100,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveQuery(w, r, service, ec2Protocol)
 	case "iam":
 		s.serveQuery(w, r, service, iamProtocol)
-	case "ssm", "pricing":
+	case "ssm", "pricing", "sqs":
 		s.serveJSON(w, r, service)
 	case "eks":
 		s.serveREST(w, r, service)

@@ -263,6 +263,27 @@ func (p *Provider) List(ctx context.Context) ([]*Instance, error) {
 	}})
 }
 
+// Find returns the cluster's instances (tagged kubernetes.io/cluster/<name>: owned) with the IDs, in any
+// state (terminated ones too, while EC2 still lists them), by ID. An ID EC2 doesn't list for the cluster
+// is left out rather than failing the call.
+func (p *Provider) Find(ctx context.Context, ids []string) (map[string]*Instance, error) {
+	out := map[string]*Instance{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	found, err := p.describe(ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
+		{Name: aws.String("instance-id"), Values: ids},
+		{Name: aws.String("tag:" + ClusterTagKey(p.clusterName)), Values: []string{ownedTagValue}},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	for _, in := range found {
+		out[in.ID] = in
+	}
+	return out, nil
+}
+
 // Delete terminates the instance. It returns a NodeClaimNotFoundError once the instance is terminated.
 func (p *Provider) Delete(ctx context.Context, id string) error {
 	if _, err := p.Get(ctx, id); err != nil {
