@@ -108,6 +108,12 @@ type Offering struct {
 	Available bool
 	// ReservationID names the capacity reservation for reserved offerings.
 	ReservationID string
+	// ReservationCapacity is how many more instances the reservation can take (reserved offerings only).
+	ReservationCapacity int
+	// Labels are the provider's labels a node launched from this offering gets beyond zone and capacity type
+	// (on AWS the capacity reservation's id, type and interruptible); requirements on their keys must allow
+	// them. Nil for most offerings.
+	Labels map[string]string
 }
 
 // Offerings is a list of offerings with chainable helpers.
@@ -135,7 +141,7 @@ func (ofs Offerings) Compatible(requirements scheduling.Requirements) Offerings 
 	return out
 }
 
-// IsCompatible reports whether the requirements allow the offering's zone and capacity type.
+// IsCompatible reports whether the requirements allow the offering's zone, capacity type and labels.
 func (o Offering) IsCompatible(requirements scheduling.Requirements) bool {
 	if r, ok := requirements[v1.LabelTopologyZone]; ok && !r.Has(o.Zone) {
 		return false
@@ -143,7 +149,23 @@ func (o Offering) IsCompatible(requirements scheduling.Requirements) bool {
 	if r, ok := requirements[v1.CapacityTypeLabelKey]; ok && !r.Has(o.CapacityType) {
 		return false
 	}
+	for k, v := range o.Labels {
+		if r, ok := requirements[k]; ok && !r.Has(v) {
+			return false
+		}
+	}
 	return true
+}
+
+// Reserved returns the reserved offerings.
+func (ofs Offerings) Reserved() Offerings {
+	var out Offerings
+	for _, o := range ofs {
+		if o.CapacityType == v1.CapacityTypeReserved {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // Cheapest returns the lowest-priced offering (ties: zone, then capacity type), and false for an empty list.
@@ -180,5 +202,5 @@ func (ofs Offerings) Zones() []string {
 }
 
 func compareOfferings(a, b Offering) int {
-	return cmp.Or(cmp.Compare(a.Price, b.Price), cmp.Compare(a.Zone, b.Zone), cmp.Compare(a.CapacityType, b.CapacityType))
+	return cmp.Or(cmp.Compare(a.Price, b.Price), cmp.Compare(a.Zone, b.Zone), cmp.Compare(a.CapacityType, b.CapacityType), cmp.Compare(a.ReservationID, b.ReservationID))
 }

@@ -60,6 +60,9 @@ type Deps struct {
 	Subnets SubnetLister
 	// BatchIdle and BatchMax are the CreateFleet batch windows (instance.Deps).
 	BatchIdle, BatchMax time.Duration
+	// Reservations turns on launching into the node classes' capacity reservations (the ReservedCapacity
+	// feature gate): reserved offerings with their room, and launches that target them. Nil: off.
+	Reservations Reservations
 }
 
 // CloudProvider launches NodeClaims as EC2 instances. Construct it with New.
@@ -77,6 +80,7 @@ type CloudProvider struct {
 	unavailable     *unavailable.Offerings
 	templates       *launchtemplate.Provider
 	instances       *instance.Provider
+	reservations    Reservations
 }
 
 var _ cloudprovider.CloudProvider = (*CloudProvider)(nil)
@@ -112,8 +116,11 @@ func New(deps Deps) (*CloudProvider, error) {
 		deps.InstanceTypes = &catalogTypes{base: base, vmOverhead: deps.VMMemoryOverheadPercent, unavailable: deps.Unavailable,
 			clock: deps.Clock, cache: map[nodeClassKey]cloudprovider.InstanceTypes{}, listed: map[nodeClassKey]listing{}}
 	}
+	if deps.Reservations != nil {
+		deps.InstanceTypes = reservedTypes{InstanceTypeSource: deps.InstanceTypes, reservations: deps.Reservations, unavailable: deps.Unavailable}
+	}
 	return &CloudProvider{
-		kube: deps.Client, clusterName: deps.ClusterName, clusterEndpoint: deps.ClusterEndpoint, clusterCABundle: deps.ClusterCABundle,
+		reservations: deps.Reservations, kube: deps.Client, clusterName: deps.ClusterName, clusterEndpoint: deps.ClusterEndpoint, clusterCABundle: deps.ClusterCABundle,
 		clusterDNS: deps.ClusterDNS, clusterCIDR: deps.ClusterCIDR, region: deps.Region, userData: deps.UserData, instanceTypes: deps.InstanceTypes, subnets: deps.Subnets, unavailable: deps.Unavailable,
 		templates: launchtemplate.New(deps.EC2, deps.ClusterName, deps.Clock),
 		instances: instance.New(instance.Deps{EC2: deps.EC2, ClusterName: deps.ClusterName, Unavailable: deps.Unavailable,
@@ -183,6 +190,9 @@ func (c *CloudProvider) fromInstance(in *instance.Instance) *v1.NodeClaim {
 	labels := map[string]string{
 		v1.LabelInstanceType: in.InstanceType, v1.LabelTopologyZone: in.Zone, v1.LabelTopologyRegion: c.region,
 		v1.CapacityTypeLabelKey: in.CapacityType,
+	}
+	if in.CapacityReservationID != "" {
+		labels[awsv1.LabelCapacityReservationID] = in.CapacityReservationID
 	}
 	if pool, ok := in.Tags[instance.NodePoolTagKey]; ok {
 		labels[v1.NodePoolLabelKey] = pool
