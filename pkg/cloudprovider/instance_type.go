@@ -106,14 +106,27 @@ type Offering struct {
 	Price float64
 	// Available is false when the offering recently failed with insufficient capacity.
 	Available bool
-	// ReservationID names the capacity reservation for reserved offerings.
-	ReservationID string
-	// ReservationCapacity is how many more instances the reservation can take (reserved offerings only).
-	ReservationCapacity int
-	// Labels are the provider's labels a node launched from this offering gets beyond zone and capacity type
-	// (on AWS the capacity reservation's id, type and interruptible); requirements on their keys must allow
-	// them. Nil for most offerings.
+	// Reservation is the capacity reservation of a reserved offering (nil for the others, which keeps the
+	// many offerings of a catalog small).
+	Reservation *Reservation
+}
+
+// Reservation is a capacity reservation a reserved offering launches into.
+type Reservation struct {
+	ID string
+	// Capacity is how many more instances the reservation can take.
+	Capacity int
+	// Labels are the provider's labels a node launched into the reservation gets (on AWS its id, type and
+	// interruptible); requirements on their keys must allow them.
 	Labels map[string]string
+}
+
+// ReservationID is the offering's capacity reservation ("" for none).
+func (o Offering) ReservationID() string {
+	if o.Reservation == nil {
+		return ""
+	}
+	return o.Reservation.ID
 }
 
 // Offerings is a list of offerings with chainable helpers.
@@ -149,7 +162,10 @@ func (o Offering) IsCompatible(requirements scheduling.Requirements) bool {
 	if r, ok := requirements[v1.CapacityTypeLabelKey]; ok && !r.Has(o.CapacityType) {
 		return false
 	}
-	for k, v := range o.Labels {
+	if o.Reservation == nil {
+		return true
+	}
+	for k, v := range o.Reservation.Labels {
 		if r, ok := requirements[k]; ok && !r.Has(v) {
 			return false
 		}
@@ -202,5 +218,5 @@ func (ofs Offerings) Zones() []string {
 }
 
 func compareOfferings(a, b Offering) int {
-	return cmp.Or(cmp.Compare(a.Price, b.Price), cmp.Compare(a.Zone, b.Zone), cmp.Compare(a.CapacityType, b.CapacityType), cmp.Compare(a.ReservationID, b.ReservationID))
+	return cmp.Or(cmp.Compare(a.Price, b.Price), cmp.Compare(a.Zone, b.Zone), cmp.Compare(a.CapacityType, b.CapacityType), cmp.Compare(a.ReservationID(), b.ReservationID()))
 }

@@ -162,12 +162,12 @@ func (c *CloudProvider) launchRequest(ctx context.Context, nodeClaim *v1.NodeCla
 			}
 			var reservation *launchtemplate.Reservation
 			if capacityType == v1.CapacityTypeReserved {
-				if r, ok := reserved[it.Name+"/"+o.Zone]; !ok || r.ReservationID != o.ReservationID {
+				if r, ok := reserved[it.Name+"/"+o.Zone]; !ok || r.ReservationID() != o.ReservationID() {
 					continue
 				}
 				reservation = templateReservation(o)
 			}
-			key := image + "/" + o.ReservationID
+			key := image + "/" + o.ReservationID()
 			if _, ok := templates[key]; !ok {
 				name, err := c.ensureTemplate(ctx, nodeClaim, nodeClass, image, reservation)
 				if err != nil {
@@ -176,7 +176,7 @@ func (c *CloudProvider) launchRequest(ctx context.Context, nodeClaim *v1.NodeCla
 				templates[key] = name
 			}
 			req.Overrides = append(req.Overrides, instance.Override{LaunchTemplate: templates[key], InstanceType: it.Name,
-				Zone: o.Zone, SubnetID: subnet, ImageID: image, Price: o.Price, ReservationID: o.ReservationID})
+				Zone: o.Zone, SubnetID: subnet, ImageID: image, Price: o.Price, ReservationID: o.ReservationID()})
 		}
 	}
 	if len(req.Overrides) == 0 {

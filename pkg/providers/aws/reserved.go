@@ -61,7 +61,7 @@ func reservedOfferings(its cloudprovider.InstanceTypes, reqs scheduling.Requirem
 	var all []pick
 	for _, it := range its {
 		for _, o := range it.Offerings.Available().Compatible(reqs) {
-			if o.CapacityType == v1.CapacityTypeReserved {
+			if o.CapacityType == v1.CapacityTypeReserved && o.Reservation != nil {
 				all = append(all, pick{it.Name, o})
 			}
 		}
@@ -73,7 +73,7 @@ func reservedOfferings(its cloudprovider.InstanceTypes, reqs scheduling.Requirem
 		if a.o.Price != b.o.Price {
 			return cmpFloat(a.o.Price, b.o.Price)
 		}
-		return b.o.ReservationCapacity - a.o.ReservationCapacity
+		return b.o.Reservation.Capacity - a.o.Reservation.Capacity
 	})
 	kind := kindOf(all[0].o)
 	out := map[string]cloudprovider.Offering{}
@@ -88,13 +88,16 @@ func reservedOfferings(its cloudprovider.InstanceTypes, reqs scheduling.Requirem
 }
 
 func kindOf(o cloudprovider.Offering) instance.ReservationKind {
-	return instance.ReservationKind{Type: o.Labels[awsv1.LabelCapacityReservationType],
-		Interruptible: o.Labels[awsv1.LabelCapacityReservationInterruptible] == "true"}
+	if o.Reservation == nil {
+		return instance.ReservationKind{}
+	}
+	return instance.ReservationKind{Type: o.Reservation.Labels[awsv1.LabelCapacityReservationType],
+		Interruptible: o.Reservation.Labels[awsv1.LabelCapacityReservationInterruptible] == "true"}
 }
 
 func templateReservation(o cloudprovider.Offering) *launchtemplate.Reservation {
 	k := kindOf(o)
-	return &launchtemplate.Reservation{ID: o.ReservationID, Type: k.Type, Interruptible: k.Interruptible}
+	return &launchtemplate.Reservation{ID: o.ReservationID(), Type: k.Type, Interruptible: k.Interruptible}
 }
 
 func cmpFloat(a, b float64) int {

@@ -13,7 +13,7 @@ import (
 )
 
 // reservationSlots counts what is left of each capacity reservation behind the pools' reserved offerings
-// (by reservation ID, the offerings' ReservationCapacity; the least when pools disagree) while a plan hands
+// (by reservation ID, the offerings' Reservation.Capacity; the least when pools disagree) while a plan hands
 // out its claims. Packing prices reserved offerings like any other (nearly free), so it may put more claims
 // on a reservation's type than the reservation holds; the plan then gives slots to claims in creation order
 // and moves the rest to the other capacity types their requirements allow, or leaves their pods unplaced.
@@ -26,14 +26,14 @@ func newReservationSlots(pools []*poolInfo) reservationSlots {
 	for _, p := range pools {
 		for _, t := range p.types {
 			for _, o := range t.it.Offerings {
-				if o.CapacityType != v1.CapacityTypeReserved || o.ReservationID == "" {
+				if o.CapacityType != v1.CapacityTypeReserved || o.Reservation == nil {
 					continue
 				}
 				if out == nil {
 					out = reservationSlots{}
 				}
-				if n, ok := out[o.ReservationID]; !ok || o.ReservationCapacity < n {
-					out[o.ReservationID] = o.ReservationCapacity
+				if n, ok := out[o.Reservation.ID]; !ok || o.Reservation.Capacity < n {
+					out[o.Reservation.ID] = o.Reservation.Capacity
 				}
 			}
 		}
@@ -57,7 +57,7 @@ func (s reservationSlots) assign(nc *NodeClaimPlan, reqs scheduling.Requirements
 	var reserved []candidate
 	for _, it := range nc.InstanceTypes {
 		for _, o := range it.Offerings {
-			if o.CapacityType == v1.CapacityTypeReserved && o.Available && o.IsCompatible(reqs) {
+			if o.CapacityType == v1.CapacityTypeReserved && o.Reservation != nil && o.Available && o.IsCompatible(reqs) {
 				reserved = append(reserved, candidate{it, o})
 			}
 		}
@@ -66,17 +66,17 @@ func (s reservationSlots) assign(nc *NodeClaimPlan, reqs scheduling.Requirements
 		return true
 	}
 	slices.SortStableFunc(reserved, func(a, b candidate) int {
-		return cmp.Or(cmp.Compare(a.o.Price, b.o.Price), cmp.Compare(a.o.ReservationID, b.o.ReservationID))
+		return cmp.Or(cmp.Compare(a.o.Price, b.o.Price), cmp.Compare(a.o.Reservation.ID, b.o.Reservation.ID))
 	})
 	for _, c := range reserved {
-		if s[c.o.ReservationID] <= 0 {
+		if s[c.o.Reservation.ID] <= 0 {
 			continue
 		}
-		s[c.o.ReservationID]--
+		s[c.o.Reservation.ID]--
 		narrowed := reqs.Clone()
 		narrowed[v1.CapacityTypeLabelKey] = scheduling.MustRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, v1.CapacityTypeReserved)
-		for _, k := range slices.Sorted(maps.Keys(c.o.Labels)) {
-			narrowed[k] = scheduling.MustRequirement(k, corev1.NodeSelectorOpIn, c.o.Labels[k])
+		for _, k := range slices.Sorted(maps.Keys(c.o.Reservation.Labels)) {
+			narrowed[k] = scheduling.MustRequirement(k, corev1.NodeSelectorOpIn, c.o.Reservation.Labels[k])
 		}
 		narrowed[v1.LabelTopologyZone] = scheduling.MustRequirement(v1.LabelTopologyZone, corev1.NodeSelectorOpIn, c.o.Zone)
 		nc.narrow(narrowed, instanceTypeReq)

@@ -24,7 +24,7 @@ func withReservation(its cloudprovider.InstanceTypes, name, id string, slots int
 		}
 		c := *it
 		c.Offerings = append(slices.Clone(it.Offerings), cloudprovider.Offering{Zone: "zone-a", CapacityType: v1.CapacityTypeReserved,
-			Price: 1e-7, Available: slots > 0, ReservationID: id, ReservationCapacity: slots, Labels: map[string]string{reservationLabel: id}})
+			Price: 1e-7, Available: slots > 0, Reservation: &cloudprovider.Reservation{ID: id, Capacity: slots, Labels: map[string]string{reservationLabel: id}}})
 		c.Requirements = it.Requirements.Clone()
 		c.Requirements[v1.CapacityTypeLabelKey] = scheduling.MustRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn,
 			v1.CapacityTypeOnDemand, v1.CapacityTypeSpot, v1.CapacityTypeReserved)

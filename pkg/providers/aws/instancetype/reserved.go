@@ -73,8 +73,8 @@ func withReservations(it *cloudprovider.InstanceType, crs []awsv1.CapacityReserv
 		}
 		c.Offerings = append(c.Offerings, cloudprovider.Offering{
 			Zone: cr.AvailabilityZone, CapacityType: v1.CapacityTypeReserved, Price: odPrice / ReservedPriceDivisor,
-			Available:     n > 0 && cr.State != "expiring" && slices.Contains(zones, cr.AvailabilityZone),
-			ReservationID: cr.ID, ReservationCapacity: max(n, 0), Labels: labels,
+			Available:   n > 0 && cr.State != "expiring" && slices.Contains(zones, cr.AvailabilityZone),
+			Reservation: &cloudprovider.Reservation{ID: cr.ID, Capacity: max(n, 0), Labels: labels},
 		})
 		ids = append(ids, cr.ID)
 		types = append(types, crType)
