@@ -171,3 +171,23 @@ func nodePool(nodeClassName string) *v1.NodePool {
 	np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{{Key: v1.LabelArch, Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}}}
 	return np
 }
+
+func TestInterruptibleReservationLaunchesAsReservedCapacity(t *testing.T) {
+	h, nc, _ := reservedHarness(t, "reserved-interruptible", fakeaws.CapacityReservation{
+		InstanceType: "m5.large", Zone: "us-east-1a", Total: 1, Available: 1, Interruptible: true, InstanceMatchCriteria: "targeted"})
+	claim, err := h.provider.Create(context.Background(), nodeClaim(nc.Name, v1.CapacityTypeReserved, "m5.large"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if claim.Labels[awsv1.LabelCapacityReservationInterruptible] != "true" {
+		t.Fatalf("labels = %v", claim.Labels)
+	}
+	live := h.live()
+	if len(live) != 1 {
+		t.Fatalf("instances = %d", len(live))
+	}
+	lt, _ := h.fake.LaunchTemplate(live[0].LaunchTemplate)
+	if lt.Reservation.MarketType != "interruptible-capacity-reservation" || live[0].CapacityType != "reserved-capacity" {
+		t.Fatalf("template %+v, instance %+v", lt.Reservation, live[0])
+	}
+}
