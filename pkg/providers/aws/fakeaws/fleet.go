@@ -77,7 +77,9 @@ type createFleetResponse struct {
 // createFleet answers an instant fleet: it launches TotalTargetCapacity instances of the default capacity
 // type from the cheapest overrides that have capacity (lowest-price and price-capacity-optimized both pick
 // by price here, ties by priority then order), and reports an InsufficientInstanceCapacity error for each
-// override it found without capacity. A repeated client token gets the first answer again.
+// override it found without capacity. An override whose launch template targets a capacity reservation
+// launches into it (see reservationError) or fails with ReservationCapacityExceeded when it is full. A
+// repeated client token gets the first answer again.
 func (s *Server) createFleet(q query) (any, error) {
 	if t := q["Type"]; t != "instant" {
 		return nil, errorf("InvalidParameterValue", "fakeaws only fakes fleets of type instant, not %q", t)
