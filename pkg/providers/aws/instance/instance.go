@@ -73,7 +73,7 @@ type Request struct {
 	Overrides                   []Override
 	// Tags go on the instance, its volumes and network interfaces, with the NodeClaim tag.
 	Tags map[string]string
-	// Reservation is the kind of capacity reservation a reserved launch targets (see fleetCapacity).
+	// Reservation is the kind of capacity reservation a reserved launch targets (see reservedFleet).
 	Reservation ReservationKind
 }
 
