@@ -100,7 +100,7 @@ func (f File) InstanceTypesList() (cloudprovider.InstanceTypes, error) {
 			}
 			offerings = append(offerings, cloudprovider.Offering{
 				Zone: fo.Zone, CapacityType: fo.CapacityType, Price: fo.Price,
-				Available: fo.Available == nil || *fo.Available, ReservationID: fo.ReservationID,
+				Available: fo.Available == nil || *fo.Available, Reservation: fileReservation(fo.ReservationID),
 			})
 		}
 		out = append(out, &cloudprovider.InstanceType{
@@ -144,9 +144,17 @@ func ToFile(its cloudprovider.InstanceTypes) File {
 		}
 		for _, o := range it.Offerings {
 			available := o.Available
-			fit.Offerings = append(fit.Offerings, FileOffering{Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price, Available: &available, ReservationID: o.ReservationID})
+			fit.Offerings = append(fit.Offerings, FileOffering{Zone: o.Zone, CapacityType: o.CapacityType, Price: o.Price, Available: &available, ReservationID: o.ReservationID()})
 		}
 		f.InstanceTypes = append(f.InstanceTypes, fit)
 	}
 	return f
+}
+
+// fileReservation is the reservation a catalog file's offering names (nil for none).
+func fileReservation(id string) *cloudprovider.Reservation {
+	if id == "" {
+		return nil
+	}
+	return &cloudprovider.Reservation{ID: id}
 }

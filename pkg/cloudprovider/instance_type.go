@@ -106,8 +106,27 @@ type Offering struct {
 	Price float64
 	// Available is false when the offering recently failed with insufficient capacity.
 	Available bool
-	// ReservationID names the capacity reservation for reserved offerings.
-	ReservationID string
+	// Reservation is the capacity reservation of a reserved offering (nil for the others, which keeps the
+	// many offerings of a catalog small).
+	Reservation *Reservation
+}
+
+// Reservation is a capacity reservation a reserved offering launches into.
+type Reservation struct {
+	ID string
+	// Capacity is how many more instances the reservation can take.
+	Capacity int
+	// Labels are the provider's labels a node launched into the reservation gets (on AWS its id, type and
+	// interruptible); requirements on their keys must allow them.
+	Labels map[string]string
+}
+
+// ReservationID is the offering's capacity reservation ("" for none).
+func (o Offering) ReservationID() string {
+	if o.Reservation == nil {
+		return ""
+	}
+	return o.Reservation.ID
 }
 
 // Offerings is a list of offerings with chainable helpers.
@@ -135,7 +154,7 @@ func (ofs Offerings) Compatible(requirements scheduling.Requirements) Offerings 
 	return out
 }
 
-// IsCompatible reports whether the requirements allow the offering's zone and capacity type.
+// IsCompatible reports whether the requirements allow the offering's zone, capacity type and labels.
 func (o Offering) IsCompatible(requirements scheduling.Requirements) bool {
 	if r, ok := requirements[v1.LabelTopologyZone]; ok && !r.Has(o.Zone) {
 		return false
@@ -143,7 +162,26 @@ func (o Offering) IsCompatible(requirements scheduling.Requirements) bool {
 	if r, ok := requirements[v1.CapacityTypeLabelKey]; ok && !r.Has(o.CapacityType) {
 		return false
 	}
+	if o.Reservation == nil {
+		return true
+	}
+	for k, v := range o.Reservation.Labels {
+		if r, ok := requirements[k]; ok && !r.Has(v) {
+			return false
+		}
+	}
 	return true
+}
+
+// Reserved returns the reserved offerings.
+func (ofs Offerings) Reserved() Offerings {
+	var out Offerings
+	for _, o := range ofs {
+		if o.CapacityType == v1.CapacityTypeReserved {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // Cheapest returns the lowest-priced offering (ties: zone, then capacity type), and false for an empty list.
@@ -180,5 +218,5 @@ func (ofs Offerings) Zones() []string {
 }
 
 func compareOfferings(a, b Offering) int {
-	return cmp.Or(cmp.Compare(a.Price, b.Price), cmp.Compare(a.Zone, b.Zone), cmp.Compare(a.CapacityType, b.CapacityType))
+	return cmp.Or(cmp.Compare(a.Price, b.Price), cmp.Compare(a.Zone, b.Zone), cmp.Compare(a.CapacityType, b.CapacityType), cmp.Compare(a.ReservationID(), b.ReservationID()))
 }

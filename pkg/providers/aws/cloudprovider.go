@@ -67,6 +67,9 @@ type Deps struct {
 	SQS               interruptionqueue.SQSAPI
 	// InterruptionWait is the queue's long poll (interruptionqueue.Options.Wait).
 	InterruptionWait time.Duration
+	// Reservations turns on launching into the node classes' capacity reservations (the ReservedCapacity
+	// feature gate): reserved offerings with their room, and launches that target them. Nil: off.
+	Reservations Reservations
 }
 
 // CloudProvider launches NodeClaims as EC2 instances. Construct it with New.
@@ -85,6 +88,7 @@ type CloudProvider struct {
 	templates       *launchtemplate.Provider
 	instances       *instance.Provider
 	interruptions   *interruptionqueue.Queue
+	reservations    Reservations
 }
 
 var _ cloudprovider.CloudProvider = (*CloudProvider)(nil)
@@ -123,8 +127,11 @@ func New(deps Deps) (*CloudProvider, error) {
 	if deps.InterruptionQueue != "" && deps.SQS == nil {
 		return nil, errors.New("the aws provider needs an SQS client to read the interruption queue")
 	}
+	if deps.Reservations != nil {
+		deps.InstanceTypes = reservedTypes{InstanceTypeSource: deps.InstanceTypes, reservations: deps.Reservations, unavailable: deps.Unavailable}
+	}
 	c := &CloudProvider{
-		kube: deps.Client, clusterName: deps.ClusterName, clusterEndpoint: deps.ClusterEndpoint, clusterCABundle: deps.ClusterCABundle,
+		reservations: deps.Reservations, kube: deps.Client, clusterName: deps.ClusterName, clusterEndpoint: deps.ClusterEndpoint, clusterCABundle: deps.ClusterCABundle,
 		clusterDNS: deps.ClusterDNS, clusterCIDR: deps.ClusterCIDR, region: deps.Region, userData: deps.UserData, instanceTypes: deps.InstanceTypes, subnets: deps.Subnets, unavailable: deps.Unavailable,
 		templates: launchtemplate.New(deps.EC2, deps.ClusterName, deps.Clock),
 		instances: instance.New(instance.Deps{EC2: deps.EC2, ClusterName: deps.ClusterName, Unavailable: deps.Unavailable,
@@ -222,6 +229,9 @@ func (c *CloudProvider) fromInstance(in *instance.Instance) *v1.NodeClaim {
 	labels := map[string]string{
 		v1.LabelInstanceType: in.InstanceType, v1.LabelTopologyZone: in.Zone, v1.LabelTopologyRegion: c.region,
 		v1.CapacityTypeLabelKey: in.CapacityType,
+	}
+	if in.CapacityReservationID != "" {
+		labels[awsv1.LabelCapacityReservationID] = in.CapacityReservationID
 	}
 	if pool, ok := in.Tags[instance.NodePoolTagKey]; ok {
 		labels[v1.NodePoolLabelKey] = pool

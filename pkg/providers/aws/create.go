@@ -42,6 +42,26 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v
 		return !scheduling.Fits(nodeClaim.Spec.Resources.Requests, it.Allocatable())
 	})
 	candidates = candidates.OrderByPrice(reqs).Truncate(instance.MaxInstanceTypes)
+	in, err := c.launch(ctx, nodeClaim, nodeClass, candidates, reqs)
+	if err != nil && cloudprovider.IsInsufficientCapacityError(err) && chooseCapacityType(candidates, reqs) == v1.CapacityTypeReserved {
+		// The reservations were full: fall back to the other capacity types the NodeClaim allows.
+		if rest, ok := withoutReserved(reqs); ok {
+			log.FromContext(ctx).V(1).Info("capacity reservations are full, falling back", "NodeClaim", nodeClaim.Name, "error", err.Error())
+			in, err = c.launch(ctx, nodeClaim, nodeClass, candidates.Compatible(rest), rest)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	log.FromContext(ctx).V(1).Info("launched instance", "NodeClaim", nodeClaim.Name, "providerID", in.ProviderID(),
+		"instanceType", in.InstanceType, "zone", in.Zone, "capacityType", in.CapacityType)
+	return launched(nodeClaim, nodeClass, in, its), nil
+}
+
+// launch launches the NodeClaim's instance with the capacity type chooseCapacityType picks; a reserved
+// launch that finds its reservations full marks them so.
+func (c *CloudProvider) launch(ctx context.Context, nodeClaim *v1.NodeClaim, nodeClass *awsv1.EC2NodeClass,
+	candidates cloudprovider.InstanceTypes, reqs scheduling.Requirements) (*instance.Instance, error) {
 	if len(candidates) == 0 {
 		return nil, cloudprovider.NewInsufficientCapacityError(fmt.Errorf("no available instance type fits nodeclaim %q", nodeClaim.Name))
 	}
@@ -60,12 +80,25 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v
 			in, err = c.instances.Create(ctx, req)
 		}
 	}
-	if err != nil {
-		return nil, err
+	if capacityType == v1.CapacityTypeReserved && c.reservations != nil {
+		c.markReservations(req, in, err)
 	}
-	log.FromContext(ctx).V(1).Info("launched instance", "NodeClaim", nodeClaim.Name, "providerID", in.ProviderID(),
-		"instanceType", in.InstanceType, "zone", in.Zone, "capacityType", in.CapacityType)
-	return launched(nodeClaim, nodeClass, in, its), nil
+	return in, err
+}
+
+// markReservations counts a launch into a reservation, or marks every reservation of a launch that found
+// them all full.
+func (c *CloudProvider) markReservations(req instance.Request, in *instance.Instance, err error) {
+	switch {
+	case err == nil && in != nil && in.CapacityReservationID != "":
+		c.reservations.MarkLaunched(in.CapacityReservationID)
+	case cloudprovider.IsInsufficientCapacityError(err):
+		var ids []string
+		for _, o := range req.Overrides {
+			ids = append(ids, o.ReservationID)
+		}
+		c.reservations.MarkUnavailable(ids...)
+	}
 }
 
 // readyNodeClass returns the NodeClaim's EC2NodeClass once it is Ready with subnets resolved.
@@ -90,13 +123,15 @@ func (c *CloudProvider) readyNodeClass(ctx context.Context, nodeClaim *v1.NodeCl
 	return nodeClass, nil
 }
 
-// chooseCapacityType is spot when the NodeClaim allows it and a candidate has an available spot offering
-// it allows, else on-demand.
+// chooseCapacityType is, as Karpenter's, reserved when the NodeClaim allows it and a candidate has an
+// available reserved offering it allows, else spot likewise, else on-demand.
 func chooseCapacityType(its cloudprovider.InstanceTypes, reqs scheduling.Requirements) string {
-	for _, it := range its {
-		for _, o := range it.Offerings.Available().Compatible(reqs) {
-			if o.CapacityType == v1.CapacityTypeSpot {
-				return v1.CapacityTypeSpot
+	for _, ct := range []string{v1.CapacityTypeReserved, v1.CapacityTypeSpot} {
+		for _, it := range its {
+			for _, o := range it.Offerings.Available().Compatible(reqs) {
+				if o.CapacityType == ct {
+					return ct
+				}
 			}
 		}
 	}
@@ -109,27 +144,39 @@ func (c *CloudProvider) launchRequest(ctx context.Context, nodeClaim *v1.NodeCla
 	its cloudprovider.InstanceTypes, reqs scheduling.Requirements, capacityType string) (instance.Request, error) {
 	subnets := c.zonalSubnets(ctx, nodeClass)
 	tags := c.tags(nodeClaim, nodeClass)
-	templates := map[string]string{} // image → template
+	templates := map[string]string{} // image (and reservation) → template
 	req := instance.Request{NodeClaimName: nodeClaim.Name, NodeClaimUID: string(nodeClaim.UID), CapacityType: capacityType, Tags: tags}
+	var reserved map[string]cloudprovider.Offering
+	if capacityType == v1.CapacityTypeReserved {
+		req.Reservation, reserved = reservedOfferings(its, reqs)
+	}
 	for _, it := range its {
 		image := imageFor(nodeClass, it)
 		if image == "" {
 			continue
-		}
-		if _, ok := templates[image]; !ok {
-			name, err := c.ensureTemplate(ctx, nodeClaim, nodeClass, image)
-			if err != nil {
-				return req, err
-			}
-			templates[image] = name
 		}
 		for _, o := range it.Offerings.Available().Compatible(reqs) {
 			subnet, ok := subnets[o.Zone]
 			if o.CapacityType != capacityType || !ok {
 				continue
 			}
-			req.Overrides = append(req.Overrides, instance.Override{LaunchTemplate: templates[image], InstanceType: it.Name,
-				Zone: o.Zone, SubnetID: subnet, ImageID: image, Price: o.Price})
+			var reservation *launchtemplate.Reservation
+			if capacityType == v1.CapacityTypeReserved {
+				if r, ok := reserved[it.Name+"/"+o.Zone]; !ok || r.ReservationID() != o.ReservationID() {
+					continue
+				}
+				reservation = templateReservation(o)
+			}
+			key := image + "/" + o.ReservationID()
+			if _, ok := templates[key]; !ok {
+				name, err := c.ensureTemplate(ctx, nodeClaim, nodeClass, image, reservation)
+				if err != nil {
+					return req, err
+				}
+				templates[key] = name
+			}
+			req.Overrides = append(req.Overrides, instance.Override{LaunchTemplate: templates[key], InstanceType: it.Name,
+				Zone: o.Zone, SubnetID: subnet, ImageID: image, Price: o.Price, ReservationID: o.ReservationID()})
 		}
 	}
 	if len(req.Overrides) == 0 {
@@ -169,7 +216,8 @@ func imageFor(nodeClass *awsv1.EC2NodeClass, it *cloudprovider.InstanceType) str
 }
 
 // ensureTemplate renders the node's user data and ensures the launch template for it and the image.
-func (c *CloudProvider) ensureTemplate(ctx context.Context, nodeClaim *v1.NodeClaim, nodeClass *awsv1.EC2NodeClass, image string) (string, error) {
+func (c *CloudProvider) ensureTemplate(ctx context.Context, nodeClaim *v1.NodeClaim, nodeClass *awsv1.EC2NodeClass, image string,
+	reservation *launchtemplate.Reservation) (string, error) {
 	doc, err := c.userData(UserDataInput{
 		NodeClass: nodeClass, Family: nodeClass.AMIFamily(), ClusterName: c.clusterName, ClusterEndpoint: c.clusterEndpoint,
 		ClusterCABundle: c.clusterCABundle, ClusterDNS: c.clusterDNS, ClusterCIDR: c.clusterCIDR, Labels: nodeLabels(nodeClaim), Taints: nodeTaints(nodeClaim),
@@ -182,6 +230,7 @@ func (c *CloudProvider) ensureTemplate(ctx context.Context, nodeClaim *v1.NodeCl
 		InstanceProfile: nodeClass.Status.InstanceProfile, BlockDevices: nodeClass.Spec.BlockDeviceMappings,
 		Metadata: nodeClass.Spec.MetadataOptions, AssociatePublicIP: nodeClass.Spec.AssociatePublicIPAddress,
 		DetailedMonitoring: nodeClass.Spec.DetailedMonitoring != nil && *nodeClass.Spec.DetailedMonitoring, Tags: nodeClass.Spec.Tags,
+		CapacityReservation: reservation, OptOutOfOpenReservations: c.reservations != nil && reservation == nil,
 	})
 	if err != nil {
 		return "", fmt.Errorf("ensuring launch template, %w", err)
@@ -235,6 +284,12 @@ func launched(nodeClaim *v1.NodeClaim, nodeClass *awsv1.EC2NodeClass, in *instan
 	out.Labels[v1.LabelInstanceType] = in.InstanceType
 	out.Labels[v1.LabelTopologyZone] = in.Zone
 	out.Labels[v1.CapacityTypeLabelKey] = in.CapacityType
+	for _, k := range reservationLabelKeys {
+		delete(out.Labels, k)
+	}
+	if in.CapacityReservationID != "" {
+		maps.Copy(out.Labels, reservationLabels(nodeClass, in.CapacityReservationID))
+	}
 	for _, s := range nodeClass.Status.Subnets {
 		if s.Zone == in.Zone && s.ZoneID != "" {
 			out.Labels[awsv1.LabelTopologyZoneID] = s.ZoneID

@@ -90,8 +90,13 @@ func NewFromEnvironment(ctx context.Context, deps EnvironmentDeps) (*CloudProvid
 	prices := pricing.New(pricing.Options{EC2: ec2api, Pricing: pricing.NewAPI(cfg), Region: cfg.Region, IsolatedVPC: s.IsolatedVPC, Clock: deps.Clock})
 	types := instancetype.New(instancetype.Options{EC2: ec2api, Prices: prices, Region: cfg.Region, Unavailable: offerings,
 		VMMemoryOverheadPercent: s.VMMemoryOverheadPercent, ReservedENIs: s.ReservedENIs, Clock: deps.Clock})
+	var reservations Reservations
+	if s.ReservedCapacity {
+		reservations = providers.CapacityReservations
+	}
 	cloud, err := New(Deps{
-		Client: deps.Client, EC2: ec2api, Clock: deps.Clock, ClusterName: s.ClusterName, ClusterEndpoint: cluster.endpoint,
+		Reservations: reservations,
+		Client:       deps.Client, EC2: ec2api, Clock: deps.Clock, ClusterName: s.ClusterName, ClusterEndpoint: cluster.endpoint,
 		ClusterCABundle: cluster.caBundle, ClusterDNS: cluster.dns, ClusterCIDR: cluster.cidr, Region: cfg.Region, Zones: zones,
 		UserData: RenderUserData, InstanceTypes: types, Unavailable: offerings, Subnets: providers.Subnets,
 		InterruptionQueue: s.InterruptionQueue, SQS: sqs.NewFromConfig(cfg),

@@ -23,8 +23,14 @@ func (r *run) plan(order Order) *Plan {
 	}
 	slices.SortFunc(plan.Placements, func(a, b Placement) int { return cmp.Compare(a.Sequence, b.Sequence) })
 	onClaims := make(vec, len(r.prep.dims.names))
+	slots := newReservationSlots(r.prep.pools)
+	var unreserved []*podInfo
 	for _, c := range r.claims {
 		nc := r.claimPlan(c)
+		if slots != nil && !slots.assign(&nc, c.reqs, r.instanceTypeRequirement) {
+			unreserved = append(unreserved, c.pods...)
+			continue
+		}
 		plan.NodeClaims = append(plan.NodeClaims, nc)
 		plan.PricePerHour += nc.PricePerHour
 		for _, p := range c.pods {
@@ -37,6 +43,9 @@ func (r *run) plan(order Order) *Plan {
 	slices.SortFunc(unplaced, func(a, b *podInfo) int { return cmp.Compare(a.index, b.index) })
 	for _, p := range unplaced {
 		plan.Unschedulable = append(plan.Unschedulable, UnschedulablePod{Pod: p.ref, Reasons: r.explain(p)})
+	}
+	for _, p := range unreserved {
+		plan.Unschedulable = append(plan.Unschedulable, UnschedulablePod{Pod: p.ref, Reasons: []Reason{{Message: reservationReason}}})
 	}
 	return plan
 }

@@ -1,7 +1,8 @@
 // Package capacityreservation resolves an EC2NodeClass's capacityReservationSelectorTerms to the active
 // capacity reservations they select, as Karpenter does: an id term is one query; a term with tags, owner or
 // match criteria another; every query asks only for active reservations. Answers are cached for a minute per
-// query.
+// query. It also keeps each reservation's available instance count (from EC2's answers, less Lathe's launches
+// since) for the reserved offerings.
 package capacityreservation
 
 import (
@@ -30,8 +31,9 @@ type API interface {
 
 // Provider lists the capacity reservations selector terms select.
 type Provider struct {
-	api   API
-	cache *ttlcache.Cache[string, []ec2types.CapacityReservation]
+	api       API
+	cache     *ttlcache.Cache[string, []ec2types.CapacityReservation]
+	available availability
 }
 
 // NewProvider returns a provider calling api, caching on clk.
@@ -110,6 +112,7 @@ func (p *Provider) query(ctx context.Context, q query) ([]ec2types.CapacityReser
 		found = append(found, out.CapacityReservations...)
 	}
 	p.cache.Set(key, found)
+	p.available.sync(found)
 	return found, nil
 }
 

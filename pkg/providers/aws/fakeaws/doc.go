@@ -14,8 +14,8 @@
 //
 // server.go routes and injects faults; query.go, jsonproto.go and rest.go hold the wire formats. Each
 // area of the API keeps its state and handlers in its own files (zones.go, network.go, images.go, iam.go,
-// instancetypes.go, pricing.go, launchtemplates.go, fleet.go, instances.go, eks.go, sqs.go) and registers
-// its handlers in the handler tables from an init function.
+// instancetypes.go, pricing.go, launchtemplates.go, fleet.go, instances.go, reservations.go, eks.go, sqs.go)
+// and registers its handlers in the handler tables from an init function.
 //
 // # Faults
 //

@@ -77,14 +77,16 @@ type createFleetResponse struct {
 // createFleet answers an instant fleet: it launches TotalTargetCapacity instances of the default capacity
 // type from the cheapest overrides that have capacity (lowest-price and price-capacity-optimized both pick
 // by price here, ties by priority then order), and reports an InsufficientInstanceCapacity error for each
-// override it found without capacity. A repeated client token gets the first answer again.
+// override it found without capacity. An override whose launch template targets a capacity reservation
+// launches into it (see reservationError) or fails with ReservationCapacityExceeded when it is full. A
+// repeated client token gets the first answer again.
 func (s *Server) createFleet(q query) (any, error) {
 	if t := q["Type"]; t != "instant" {
 		return nil, errorf("InvalidParameterValue", "fakeaws only fakes fleets of type instant, not %q", t)
 	}
 	capacityType := q["TargetCapacitySpecification.DefaultTargetCapacityType"]
-	if capacityType != "spot" && capacityType != "on-demand" {
-		return nil, errorf("InvalidParameterValue", "DefaultTargetCapacityType must be spot or on-demand, got %q", capacityType)
+	if !targetCapacityTypes[capacityType] {
+		return nil, errorf("InvalidParameterValue", "DefaultTargetCapacityType must be spot, on-demand, capacity-block or reserved-capacity, got %q", capacityType)
 	}
 	total, err := q.Int("TargetCapacitySpecification.TotalTargetCapacity", 0)
 	if err != nil || total < 1 {
@@ -172,6 +174,7 @@ func (s *Server) launchFleet(st *state, overrides []*fleetOverride, capacityType
 	})
 	var chosen *fleetOverride
 	for _, o := range overrides {
+		code, message := st.reservationError(o, capacityType, total)
 		switch {
 		case math.IsInf(o.price, 1):
 			out.Errors = append(out.Errors, fleetError{Overrides: o.response(), Lifecycle: capacityType, Code: "InvalidFleetConfiguration",
@@ -179,6 +182,8 @@ func (s *Server) launchFleet(st *state, overrides []*fleetOverride, capacityType
 		case st.instances.insufficient[offeringKey{o.instanceType, o.zone, capacityType}]:
 			out.Errors = append(out.Errors, fleetError{Overrides: o.response(), Lifecycle: capacityType, Code: "InsufficientInstanceCapacity",
 				Message: fmt.Sprintf("We currently do not have sufficient %s capacity in the Availability Zone you requested (%s).", o.instanceType, o.zone)})
+		case code != "":
+			out.Errors = append(out.Errors, fleetError{Overrides: o.response(), Lifecycle: capacityType, Code: code, Message: message})
 		case chosen == nil:
 			chosen = o
 		}
@@ -194,7 +199,9 @@ func (s *Server) launchFleet(st *state, overrides []*fleetOverride, capacityType
 			CapacityType: capacityType, Tags: tags["instance"], SecurityGroups: chosen.template.data.SecurityGroupIDs,
 			InstanceProfile: chosen.template.data.InstanceProfile, LaunchTemplate: chosen.template.name, UserData: chosen.template.data.UserData,
 			MetadataHTTPTokens: chosen.template.data.HTTPTokens, MetadataHopLimit: chosen.template.data.HTTPPutResponseHopLimit,
+			CapacityReservationID: chosen.template.data.Reservation.TargetID,
 		}, s.opts.Clock.Now())
+		st.takeReservation(in.CapacityReservationID)
 		fi.InstanceIDs = append(fi.InstanceIDs, in.ID)
 		launched = append(launched, in)
 	}

@@ -43,6 +43,8 @@ type Instance struct {
 	MetadataHTTPTokens string
 	MetadataHopLimit   int
 	PrivateDNSName     string
+	// CapacityReservationID is the capacity reservation it runs in ("" for none).
+	CapacityReservationID string
 }
 
 type instance struct{ Instance }
@@ -148,14 +150,15 @@ type instanceResponse struct {
 	InstanceProfile *struct {
 		Arn string `xml:"arn"`
 	} `xml:"iamInstanceProfile,omitempty"`
-	Lifecycle string   `xml:"instanceLifecycle,omitempty"`
-	Tags      []ec2Tag `xml:"tagSet>item"`
+	Lifecycle             string   `xml:"instanceLifecycle,omitempty"`
+	Tags                  []ec2Tag `xml:"tagSet>item"`
+	CapacityReservationID string   `xml:"capacityReservationId,omitempty"`
 }
 
 func (in *instance) response() instanceResponse {
 	out := instanceResponse{ID: in.ID, ImageID: in.ImageID, State: instanceStateResponse{Code: stateCodes[in.State], Name: in.State},
 		PrivateDNSName: in.PrivateDNSName, InstanceType: in.InstanceType, LaunchTime: in.LaunchTime.UTC().Format(time.RFC3339),
-		Zone: in.Zone, SubnetID: in.SubnetID, Tags: ec2Tags(in.Tags)}
+		Zone: in.Zone, SubnetID: in.SubnetID, Tags: ec2Tags(in.Tags), CapacityReservationID: in.CapacityReservationID}
 	for _, g := range in.SecurityGroups {
 		out.Groups = append(out.Groups, groupIdentifier{ID: g})
 	}
@@ -287,6 +290,7 @@ func (s *Server) terminateInstances(q query) (any, error) {
 			if in.State != StateTerminated {
 				killed = append(killed, in.Instance)
 				in.StateReason = ReasonUserInitiated
+				st.releaseReservation(in.CapacityReservationID)
 			}
 			in.State = StateTerminated
 			change.Current = instanceStateResponse{stateCodes[in.State], in.State}

@@ -40,6 +40,8 @@ type LaunchTemplateData struct {
 	Monitoring               bool
 	// TagSpecifications are resource type → tags.
 	TagSpecifications map[string]map[string]string
+	// Reservation is the capacity reservation specification and market type.
+	Reservation templateReservation
 }
 
 // BlockDeviceMapping is one EBS volume of a launch template.
@@ -102,6 +104,7 @@ func parseLaunchTemplateData(q query) (LaunchTemplateData, error) {
 		HTTPProtocolIPv6:  q["MetadataOptions.HttpProtocolIpv6"],
 		Monitoring:        q["Monitoring.Enabled"] == "true",
 		TagSpecifications: tagSpecifications(q, "TagSpecification"),
+		Reservation:       parseTemplateReservation(q),
 	}
 	if d.InstanceProfile == "" {
 		d.InstanceProfile = q["IamInstanceProfile.Arn"]

@@ -35,9 +35,10 @@ type launchResult struct {
 func batchKey(req Request, overrides []Override) string {
 	b, _ := json.Marshal(struct {
 		CapacityType string
+		Reservation  ReservationKind
 		Overrides    []Override
 		Tags         map[string]string
-	}{req.CapacityType, overrides, req.Tags}) // plain values always marshal
+	}{req.CapacityType, req.Reservation, overrides, req.Tags}) // plain values always marshal
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
@@ -67,7 +68,11 @@ func (p *Provider) execFleet(ctx context.Context, reqs []*launchRequest) {
 	if len(reqs) == 1 {
 		tags = withNodeClaim(tags, first.req.NodeClaimName)
 	}
-	out, err := p.ec2.CreateFleet(ctx, fleetInput(first.req.CapacityType, first.overrides, len(reqs), tags, clientToken(reqs)))
+	in := fleetInput(first.req.CapacityType, first.overrides, len(reqs), tags, clientToken(reqs))
+	if first.req.CapacityType == capacityTypeReserved {
+		reservedFleet(in, first.req.Reservation)
+	}
+	out, err := p.ec2.CreateFleet(ctx, in)
 	if err != nil {
 		for _, r := range reqs {
 			r.done <- launchResult{err: err}
@@ -75,6 +80,7 @@ func (p *Provider) execFleet(ctx context.Context, reqs []*launchRequest) {
 		return
 	}
 	instances := launched(out, first.req.CapacityType, tags)
+	withReservations(instances, first.overrides)
 	for i, r := range reqs {
 		if i >= len(instances) {
 			r.done <- launchResult{errors: out.Errors}

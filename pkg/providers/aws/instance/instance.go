@@ -64,6 +64,8 @@ type Override struct {
 	Zone, SubnetID string
 	ImageID        string
 	Price          float64
+	// ReservationID is the capacity reservation the override's launch template targets (reserved launches).
+	ReservationID string `json:",omitempty"`
 }
 
 // Request is one NodeClaim's launch.
@@ -73,6 +75,8 @@ type Request struct {
 	Overrides                   []Override
 	// Tags go on the instance, its volumes and network interfaces, with the NodeClaim tag.
 	Tags map[string]string
+	// Reservation is the kind of capacity reservation a reserved launch targets (see reservedFleet).
+	Reservation ReservationKind
 }
 
 // Instance is what the provider knows of an EC2 instance.
@@ -82,6 +86,8 @@ type Instance struct {
 	SecurityGroupIDs                     []string
 	LaunchTime                           time.Time
 	Tags                                 map[string]string
+	// CapacityReservationID is the reservation the instance runs in ("" for none).
+	CapacityReservationID string
 }
 
 // ProviderID is aws:///<zone>/<instance-id>.
@@ -204,7 +210,7 @@ func (p *Provider) markUnavailable(capacityType string, errs []ec2types.CreateFl
 	marked := false
 	for _, e := range errs {
 		code := aws.ToString(e.ErrorCode)
-		if code != iceErrorCode && code != unfulfillableCode || e.LaunchTemplateAndOverrides == nil || e.LaunchTemplateAndOverrides.Overrides == nil {
+		if code != iceErrorCode && code != unfulfillableCode && code != reservationFullCode || e.LaunchTemplateAndOverrides == nil || e.LaunchTemplateAndOverrides.Overrides == nil {
 			continue
 		}
 		o := e.LaunchTemplateAndOverrides.Overrides
@@ -335,6 +341,9 @@ func fromEC2(i ec2types.Instance) *Instance {
 	}
 	if i.InstanceLifecycle == ec2types.InstanceLifecycleTypeSpot {
 		out.CapacityType = capacityTypeSpot
+	}
+	if id := aws.ToString(i.CapacityReservationId); id != "" {
+		out.CapacityType, out.CapacityReservationID = capacityTypeReserved, id
 	}
 	for _, g := range i.SecurityGroups {
 		out.SecurityGroupIDs = append(out.SecurityGroupIDs, aws.ToString(g.GroupId))

@@ -68,6 +68,11 @@ type Input struct {
 	DetailedMonitoring bool
 	// Tags go on the template itself, with the cluster and node class tags.
 	Tags map[string]string
+	// CapacityReservation is the reservation a reserved launch targets (nil for on-demand and spot).
+	CapacityReservation *Reservation `json:",omitempty"`
+	// OptOutOfOpenReservations keeps on-demand and spot launches out of open capacity reservations (the
+	// ReservedCapacity gate is on).
+	OptOutOfOpenReservations bool `json:",omitempty"`
 }
 
 // Provider creates, finds and deletes launch templates. Safe for concurrent use.
@@ -216,6 +221,7 @@ func templateData(in Input) *ec2types.RequestLaunchTemplateData {
 		}}
 		data.SecurityGroupIds = nil
 	}
+	withReservation(data, in)
 	return data
 }
 

@@ -1,0 +1,145 @@
+package e2e_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	awsv1 "github.com/lathe-autoscaler/lathe/pkg/apis/aws/v1"
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/localcluster"
+	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/fakeaws"
+)
+
+// awsReservedPool is a pool of m5.large that may be reserved or on-demand, whose EC2NodeClass selects the
+// capacity reservations tagged for the test.
+const awsReservedPool = `
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: aws
+spec:
+  template:
+    spec:
+      requirements:
+        - key: node.kubernetes.io/instance-type
+          operator: In
+          values: ["m5.large"]
+        - key: karpenter.sh/capacity-type
+          operator: In
+          values: ["reserved", "on-demand"]
+      nodeClassRef:
+        group: karpenter.k8s.aws
+        kind: EC2NodeClass
+        name: aws
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata:
+  name: aws
+spec:
+  role: "KarpenterNodeRole-e2e"
+  subnetSelectorTerms:
+    - tags:
+        karpenter.sh/discovery: "e2e"
+  securityGroupSelectorTerms:
+    - tags:
+        karpenter.sh/discovery: "e2e"
+  amiSelectorTerms:
+    - alias: al2023@latest
+  capacityReservationSelectorTerms:
+    - tags:
+        purpose: "e2e-reserved"
+`
+
+// TestAWSLaunchesIntoACapacityReservation runs Lathe with the AWS provider against the fake AWS with a
+// two-slot reservation of m5.large: three pods that each need a node of their own get two nodes in the
+// reservation (capacity type reserved, the reservation's labels, instances reporting it) and one on-demand.
+func TestAWSLaunchesIntoACapacityReservation(t *testing.T) {
+	ctx := context.Background()
+	fake, err := localcluster.StartFakeAWS(s.cluster, localcluster.FakeAWSOptions{ClusterName: "e2e"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	cr := fake.AddCapacityReservation(fakeaws.CapacityReservation{InstanceType: "m5.large", Zone: "us-east-1a", Total: 2, Available: 2,
+		InstanceMatchCriteria: "targeted", Tags: map[string]string{"purpose": "e2e-reserved"}})
+
+	if err := s.lathe.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	lathe, err := localcluster.StartLathe(ctx, localcluster.LatheOptions{
+		Binary: s.latheBin, Kubeconfig: s.cluster.Kubeconfig(), ClusterName: "e2e", Logs: s.logs,
+		Env: append([]string{"BATCH_IDLE_DURATION=1s", "BATCH_MAX_DURATION=10s"}, fake.LatheEnv...),
+	})
+	if err != nil {
+		restoreSimLathe(t)
+		t.Fatal(err)
+	}
+	defer restoreSimLathe(t)
+	defer func() { _ = lathe.Stop() }()
+
+	if _, err := s.applier.Apply(ctx, []byte(awsReservedPool), nil); err != nil {
+		t.Fatal(err)
+	}
+	defer deletePool(t)
+	eventually(t, 2*time.Minute, "the aws EC2NodeClass to be Ready with the reservation", func(ctx context.Context) (bool, error) {
+		nc := &awsv1.EC2NodeClass{}
+		if err := s.kubeClient.Get(ctx, client.ObjectKey{Name: "aws"}, nc); err != nil {
+			return false, err
+		}
+		ready := false
+		for _, c := range nc.Status.Conditions {
+			ready = ready || c.Type == awsv1.ConditionTypeReady && c.Status == "True"
+		}
+		return ready && len(nc.Status.CapacityReservations) == 1, nil
+	})
+
+	ns := namespace(t, "inflate-reserved")
+	defer cleanUp(t, ns)
+	deployment(t, ns, "inflate", 3, "1500m", func(spec *corev1.PodSpec) {
+		spec.NodeSelector = map[string]string{v1.NodePoolLabelKey: "aws"}
+	})
+	runningPods(t, ns, "inflate", 3, 3*time.Minute)
+	claims := readyNodeClaims(t)
+	byType := map[string]int{}
+	for _, c := range claims {
+		ct := c.Labels[v1.CapacityTypeLabelKey]
+		byType[ct]++
+		if ct == v1.CapacityTypeReserved && (c.Labels[awsv1.LabelCapacityReservationID] != cr.ID || c.Labels[awsv1.LabelCapacityReservationType] != "default") {
+			t.Errorf("reserved nodeclaim %s labels %v, want reservation %s", c.Name, c.Labels, cr.ID)
+		}
+		node := &corev1.Node{}
+		if err := s.kubeClient.Get(ctx, client.ObjectKey{Name: c.Status.NodeName}, node); err != nil {
+			t.Fatal(err)
+		}
+		if node.Labels[v1.CapacityTypeLabelKey] != ct || node.Labels[awsv1.LabelCapacityReservationID] != c.Labels[awsv1.LabelCapacityReservationID] {
+			t.Errorf("node %s labels %v, nodeclaim's %v", node.Name, node.Labels, c.Labels)
+		}
+	}
+	if byType[v1.CapacityTypeReserved] != 2 || byType[v1.CapacityTypeOnDemand] != 1 {
+		t.Fatalf("nodeclaims by capacity type %v, want 2 reserved and 1 on-demand", byType)
+	}
+	inReservation := 0
+	for _, in := range liveInstances(fake) {
+		if in.CapacityReservationID == cr.ID {
+			inReservation++
+		}
+	}
+	if got, _ := fake.CapacityReservation(cr.ID); inReservation != 2 || got.Available != 0 {
+		t.Fatalf("%d instances in the reservation with %d slots left, want 2 and 0", inReservation, got.Available)
+	}
+
+	if err := s.kubeClient.DeleteAllOf(ctx, &v1.NodeClaim{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "every instance to be terminated", func(context.Context) (bool, error) {
+		return len(liveInstances(fake)) == 0, nil
+	})
+	if got, _ := fake.CapacityReservation(cr.ID); got.Available != 2 {
+		t.Errorf("the reservation has %d slots after termination, want 2", got.Available)
+	}
+}
