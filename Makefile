@@ -14,11 +14,12 @@ generate:
 	rm -f $(CRD_DIR)/*.yaml
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=false paths=./pkg/apis/... output:crd:artifacts:config=$(CRD_DIR)
 	$(GO) run ./hack/crdpatch $(CRD_DIR)
+	$(GO) run ./hack/metricsdoc -dir docs
 
 ## verify-generate: fail if generated files are not current.
 .PHONY: verify-generate
 verify-generate: generate
-	@test -z "$$(git status --porcelain -- $(CRD_DIR) ':(glob)**/zz_generated.*.go')" || { git status --porcelain -- $(CRD_DIR) ':(glob)**/zz_generated.*.go'; echo "generated files are stale: run 'make generate' and commit the result" >&2; exit 1; }
+	@test -z "$$(git status --porcelain -- $(CRD_DIR) ':(glob)**/zz_generated.*.go' docs/metrics.txt docs/metrics.md)" || { git status --porcelain -- $(CRD_DIR) ':(glob)**/zz_generated.*.go' docs/metrics.txt docs/metrics.md; echo "generated files are stale: run 'make generate' and commit the result" >&2; exit 1; }
 
 ## tools: build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok into bin/.
 .PHONY: tools

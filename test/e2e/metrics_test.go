@@ -1,59 +1,171 @@
 package e2e_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/providers/sim"
 )
 
-// TestMetricsUnderKarpenterNames runs a pod through launch and termination, then scrapes lathe's /metrics
-// and checks that the series dashboards and alerts written for Karpenter read are there.
-func TestMetricsUnderKarpenterNames(t *testing.T) {
+// rareFamilies are listed in docs/metrics.txt but only get a series on events the scenario does not cause.
+var rareFamilies = map[string]string{
+	// deleted at the end of every scheduling pass (as upstream's): only seen mid-pass.
+	"karpenter_scheduler_unfinished_work_seconds": "mid-pass only",
+	// node repair (NodeRepair gate, off by default) and balanced consolidation.
+	"karpenter_nodeclaims_unhealthy_disrupted_total": "node repair",
+	"karpenter_consolidation_moves_total":            "balanced consolidation",
+	"karpenter_consolidation_score":                  "balanced consolidation",
+	// failures: a decision whose validation or execution fails, a cloud provider call that errs.
+	"karpenter_voluntary_disruption_failed_validations_total": "failed validation",
+	"karpenter_voluntary_disruption_queue_failures_total":     "failed disruption",
+	"karpenter_cloudprovider_errors_total":                    "cloud provider error",
+	// a consolidation candidate kept: needs a node consolidation looked at and left.
+	"karpenter_voluntary_disruption_consolidation_skipped_total": "candidate kept",
+}
+
+// acceptance are the families the seeds name, with upstream Karpenter's label names (from its code, not
+// from docs/metrics.txt): a running Lathe must serve each with exactly these labels.
+var acceptance = map[string][]string{
+	"karpenter_scheduler_queue_depth":                {"controller", "scheduling_id"},
+	"karpenter_nodes_termination_duration_seconds":   {"nodepool"},
+	"karpenter_nodeclaims_created_total":             {"min_values_relaxed", "nodepool", "reason"},
+	"karpenter_voluntary_disruption_eligible_nodes":  {"reason"},
+	"karpenter_voluntary_disruption_decisions_total": {"consolidation_type", "decision", "reason"},
+}
+
+// TestMetricsMatchDocs provisions, interrupts a node through the simulated cloud, consolidates the rest away,
+// then parses lathe's /metrics (Prometheus text format) and compares every karpenter_* and operator_*
+// family with docs/metrics.txt: same names, types and label names both ways, except rareFamilies, which
+// may be absent.
+func TestMetricsMatchDocs(t *testing.T) {
 	ns := namespace(t, "metrics")
-	deployment(t, ns, "web", 1, "1", nil)
-	runningPods(t, ns, "web", 1, 2*time.Minute)
+	shrinkPool(t, "metrics")
+	deployment(t, ns, "web", 3, "1", onPool("metrics"))
+	pods := runningPods(t, ns, "web", 3, 2*time.Minute)
 	ctx := context.Background()
-	if err := s.kubeClient.DeleteAllOf(ctx, &v1.NodeClaim{}); err != nil {
+
+	// Interruption: the simulated cloud terminates one instance and queues the message.
+	victim := &corev1.Node{}
+	if err := s.kubeClient.Get(ctx, client.ObjectKey{Name: pods[0].Spec.NodeName}, victim); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Minute, "a nodeclaim terminated and its pod running again", func(ctx context.Context) (bool, error) {
-		body, err := scrape()
-		return err == nil && strings.Contains(body, "karpenter_nodeclaims_terminated_total{"), err
+	patch := client.MergeFrom(victim.DeepCopy())
+	victim.Annotations[sim.InterruptAnnotationKey] = string(sim.InterruptionTerminating)
+	if err := s.kubeClient.Patch(ctx, victim, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "the interrupted node to be gone", func(ctx context.Context) (bool, error) {
+		err := s.kubeClient.Get(ctx, client.ObjectKey{Name: victim.Name}, &corev1.Node{})
+		return err != nil, client.IgnoreNotFound(err)
 	})
-	runningPods(t, ns, "web", 1, 2*time.Minute)
-	var body string
-	eventually(t, time.Minute, "the nodepool usage series", func(ctx context.Context) (bool, error) {
-		var err error
-		body, err = scrape()
-		return err == nil && strings.Contains(body, `karpenter_nodepools_usage{nodepool="default",resource_type="cpu"}`), err
+
+	// Consolidation: with no pods left, the pool's nodes are empty and removed.
+	scale(t, ns, "web", 0)
+	eventually(t, 3*time.Minute, "the pool's nodes to be consolidated away", func(ctx context.Context) (bool, error) {
+		var claims v1.NodeClaimList
+		err := s.kubeClient.List(ctx, &claims, client.MatchingLabels{v1.NodePoolLabelKey: "metrics"})
+		return err == nil && len(claims.Items) == 0, err
 	})
-	for _, name := range []string{
-		"karpenter_nodeclaims_created_total{",
-		"karpenter_nodeclaims_terminated_total{",
-		"karpenter_nodes_created_total{",
-		"karpenter_nodes_terminated_total{",
-		"karpenter_scheduler_queue_depth{",
-		"karpenter_scheduler_scheduling_duration_seconds_bucket{",
-		"karpenter_provisioner_scheduling_duration_seconds_bucket{",
-		"karpenter_pods_startup_duration_seconds_count",
-		"karpenter_nodes_termination_duration_seconds_bucket{",
-		`karpenter_nodepools_usage{nodepool="default",resource_type="cpu"}`,
-		`karpenter_nodepools_limit{nodepool="default",resource_type="cpu"} 1000`,
-		"karpenter_build_info{",
-	} {
-		if !strings.Contains(body, name) {
-			t.Errorf("/metrics has no %s", name)
+
+	families, err := scrapeFamilies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := readMetricsList(t)
+	served := map[string]string{}
+	for name, f := range families {
+		if !strings.HasPrefix(name, "karpenter_") && !strings.HasPrefix(name, "operator_") {
+			continue
+		}
+		served[name] = fmt.Sprintf("%s %s", strings.ToLower(f.GetType().String()), labelNames(f))
+	}
+	for name, line := range served {
+		if want, ok := docs[name]; !ok {
+			t.Errorf("/metrics serves %s (%s), which docs/metrics.txt does not list", name, line)
+		} else if want != line {
+			t.Errorf("%s: /metrics serves %q, docs/metrics.txt says %q", name, line, want)
+		}
+	}
+	for name := range docs {
+		if _, ok := served[name]; !ok && rareFamilies[name] == "" {
+			t.Errorf("docs/metrics.txt lists %s, which /metrics does not serve", name)
+		}
+	}
+	for name, labels := range acceptance {
+		if have := served[name]; !strings.HasSuffix(have, " "+strings.Join(labels, ",")) {
+			t.Errorf("%s: /metrics serves %q, want labels %v", name, have, labels)
 		}
 	}
 }
 
-// scrape returns lathe's /metrics page.
+// scrapeFamilies parses lathe's /metrics.
+func scrapeFamilies() (map[string]*dto.MetricFamily, error) {
+	text, err := scrape()
+	if err != nil {
+		return nil, err
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	return parser.TextToMetricFamilies(strings.NewReader(text))
+}
+
+// labelNames is the sorted, comma-separated label names of the family's series (without le and quantile,
+// which the text format folds into histograms and summaries), or "-".
+func labelNames(f *dto.MetricFamily) string {
+	var names []string
+	for _, m := range f.GetMetric() {
+		for _, l := range m.GetLabel() {
+			if !slices.Contains(names, l.GetName()) {
+				names = append(names, l.GetName())
+			}
+		}
+	}
+	if len(names) == 0 {
+		return "-"
+	}
+	slices.Sort(names)
+	return strings.Join(names, ",")
+}
+
+// readMetricsList reads docs/metrics.txt: name → "type labels".
+func readMetricsList(t *testing.T) map[string]string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(repoRoot(), "docs", "metrics.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]string{}
+	lines := bufio.NewScanner(f)
+	for lines.Scan() {
+		fields := strings.Fields(lines.Text())
+		if len(fields) != 3 {
+			t.Fatalf("docs/metrics.txt: malformed line %q", lines.Text())
+		}
+		out[fields[0]] = fields[1] + " " + fields[2]
+	}
+	if err := lines.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// scrape returns lathe's /metrics page as text.
 func scrape() (string, error) {
 	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", s.lathe.MetricsPort))
 	if err != nil {

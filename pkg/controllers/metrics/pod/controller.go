@@ -37,13 +37,13 @@ type Controller struct {
 
 // NewController returns the pod metrics controller.
 func NewController(deps Deps) *Controller {
-	startup := metrics.Register(deps.Registerer, prometheus.NewSummary(prometheus.SummaryOpts{
+	startup := metrics.NewSummary(deps.Registerer, prometheus.SummaryOpts{
 		Namespace:  metrics.Namespace,
 		Subsystem:  "pods",
 		Name:       "startup_duration_seconds",
 		Help:       "The time from pod creation until the pod is running.",
-		Objectives: map[float64]float64{0: 0, 0.5: 0.05, 0.9: 0.01, 0.99: 0.001, 1: 0},
-	}))
+		Objectives: metrics.SummaryObjectives(),
+	}).WithLabelValues()
 	return &Controller{client: deps.Client, startup: startup, pending: map[types.NamespacedName]types.UID{}}
 }
 

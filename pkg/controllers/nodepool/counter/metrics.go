@@ -18,14 +18,14 @@ type poolMetrics struct {
 func newPoolMetrics(reg prometheus.Registerer) *poolMetrics {
 	labels := []string{metrics.NodePoolLabel, metrics.ResourceTypeLabel}
 	return &poolMetrics{
-		usage: metrics.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		usage: metrics.NewGauge(reg, prometheus.GaugeOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "usage",
 			Help: "The amount of resources the NodePool's nodes hold, by resource type (cores for cpu, bytes for memory, a count for nodes).",
-		}, labels)),
-		limit: metrics.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		}, labels...),
+		limit: metrics.NewGauge(reg, prometheus.GaugeOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "limit",
 			Help: "The NodePool's limits, by resource type; only resources in spec.limits are exported.",
-		}, labels)),
+		}, labels...),
 	}
 }
 
