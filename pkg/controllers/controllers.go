@@ -16,6 +16,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/disruption"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/interruption"
 	podmetrics "github.com/lathe-autoscaler/lathe/pkg/controllers/metrics/pod"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/metrics/status"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/node/health"
 	nodetermination "github.com/lathe-autoscaler/lathe/pkg/controllers/node/termination"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/consolidatable"
@@ -94,6 +95,7 @@ func Register(ctx context.Context, deps Deps) error {
 		hash.NewController(hash.Deps{Client: mgr.GetClient()}),
 		podmetrics.NewController(podmetrics.Deps{Client: mgr.GetClient(), Registerer: deps.Registry}),
 	)
+	all = append(all, statusMetrics(status.Deps{Client: mgr.GetClient(), Clock: deps.Clock, Registerer: deps.Registry})...)
 	// Plan fidelity: tell the kube-scheduler where each pending pod was planned (KEP-5278).
 	if nominate, err := nominatedNodeNames(ctx, deps); err != nil {
 		return err

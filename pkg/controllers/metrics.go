@@ -9,6 +9,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/disruption"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/interruption"
 	podmetrics "github.com/lathe-autoscaler/lathe/pkg/controllers/metrics/pod"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/metrics/status"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/node/health"
 	nodetermination "github.com/lathe-autoscaler/lathe/pkg/controllers/node/termination"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/expiration"
@@ -25,6 +26,12 @@ import (
 func meter(cloud cloudprovider.CloudProvider, reg prometheus.Registerer) func(controller string) cloudprovider.CloudProvider {
 	collectors := cpmetrics.NewCollectors(reg)
 	return func(controller string) cloudprovider.CloudProvider { return cpmetrics.Decorate(cloud, controller, collectors) }
+}
+
+// statusMetrics are the status condition metrics controllers of NodeClaims, NodePools, Nodes and
+// EC2NodeClasses (operator_*).
+func statusMetrics(deps status.Deps) []controller {
+	return []controller{status.NodeClaims(deps), status.NodePools(deps), status.Nodes(deps), status.EC2NodeClasses(deps)}
 }
 
 // DescribeMetrics builds every component that owns metrics, without a cluster and on the given cloud provider
@@ -46,4 +53,5 @@ func DescribeMetrics(reg prometheus.Registerer, cloud cloudprovider.CloudProvide
 	interruption.NewController(interruption.Deps{Clock: clk, Registerer: reg})
 	health.NewController(health.Deps{CloudProvider: cloud, Clock: clk, Registerer: reg})
 	disruption.NewController(disruption.Deps{Cluster: cluster, Clock: clk, Registerer: reg})
+	statusMetrics(status.Deps{Clock: clk, Registerer: reg})
 }

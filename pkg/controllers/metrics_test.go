@@ -55,6 +55,18 @@ func TestMetricsMatchUpstream(t *testing.T) {
 		{Name: "karpenter_cloudprovider_instance_type_memory_bytes", Type: "gauge", Labels: []string{"instance_type"}},
 		{Name: "karpenter_cloudprovider_instance_type_offering_available", Type: "gauge", Labels: []string{"instance_type", "capacity_type", "zone"}},
 		{Name: "karpenter_cloudprovider_instance_type_offering_price_estimate", Type: "gauge", Labels: []string{"instance_type", "capacity_type", "zone"}},
+		// awslabs/operatorpkg's status controller as Karpenter and the AWS provider configure it.
+		{Name: "operator_nodeclaim_status_condition_count", Type: "gauge", Labels: []string{"namespace", "name", "type", "status", "reason",
+			"karpenter_k8s_aws_ec2nodeclass", "karpenter_sh_nodepool"}},
+		{Name: "operator_nodeclaim_status_condition_transition_seconds", Type: "histogram", Labels: []string{"type", "status",
+			"karpenter_k8s_aws_ec2nodeclass", "karpenter_sh_nodepool"}, Buckets: prometheus.ExponentialBuckets(0.5, 2, 15)},
+		{Name: "operator_node_status_condition_transitions_total", Type: "counter", Labels: []string{"type", "status", "reason",
+			"karpenter_k8s_aws_ec2nodeclass", "karpenter_sh_nodepool", "karpenter_sh_initialized"}},
+		{Name: "operator_nodepool_termination_duration_seconds", Type: "histogram", Buckets: prometheus.ExponentialBuckets(0.5, 2, 15)},
+		{Name: "operator_ec2nodeclass_status_condition_transition_seconds", Type: "histogram", Labels: []string{"type", "status"},
+			Buckets: prometheus.DefBuckets},
+		{Name: "operator_status_condition_count", Type: "gauge", Labels: []string{"namespace", "name", "type", "status", "reason", "group", "kind"}},
+		{Name: "operator_termination_duration_seconds", Type: "histogram", Labels: []string{"group", "kind"}, Buckets: prometheus.DefBuckets},
 	}
 	catalog := metrics.NewCatalog()
 	controllers.DescribeMetrics(catalog, fake.New())
