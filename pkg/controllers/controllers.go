@@ -93,7 +93,7 @@ func Register(ctx context.Context, deps Deps) error {
 		counter.NewController(counter.Deps{Client: mgr.GetClient(), Cluster: cluster, Registerer: deps.Registry}),
 		readiness.NewController(readiness.Deps{Client: mgr.GetClient(), Clock: deps.Clock}),
 		hash.NewController(hash.Deps{Client: mgr.GetClient()}),
-		podmetrics.NewController(podmetrics.Deps{Client: mgr.GetClient(), Registerer: deps.Registry}),
+		podmetrics.NewController(podmetrics.Deps{Client: mgr.GetClient(), Clock: deps.Clock, Registerer: deps.Registry}),
 	)
 	all = append(all, statusMetrics(status.Deps{Client: mgr.GetClient(), Clock: deps.Clock, Registerer: deps.Registry})...)
 	// Plan fidelity: tell the kube-scheduler where each pending pod was planned (KEP-5278).
