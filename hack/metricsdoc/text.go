@@ -29,7 +29,6 @@ const notApplicable = `## Karpenter metrics Lathe does not serve
 | ` + "`karpenter_cloudprovider_instance_launch_failures_total`, `karpenter_cloudprovider_instance_termination_failures_total`" + ` | not implemented yet |
 | ` + "`karpenter_ec2nodeclasses_userdata_bytes`" + ` | not implemented yet |
 | ` + "`karpenter_scheduler_pending_pods_by_effective_zone_count`" + ` | not implemented yet |
-| ` + "`karpenter_nodes_{allocatable,system_overhead,total_pod_requests,total_pod_limits,total_daemon_requests,total_daemon_limits,current_lifetime_seconds}`" + ` | not implemented yet |
 | ` + "`karpenter_pods_scheduling_decision_duration_seconds`, `karpenter_pods_provisioning_{bound_duration,startup_duration,unbound_time,unstarted_time,scheduling_undecided_time}_seconds`" + ` | measured from when upstream's cluster state first saw the pod and first decided on it; Lathe's cluster state does not record those times yet (not implemented) |
-| ` + "`karpenter_nodepools_cost_total`, `karpenter_nodepools_cost_tracker_errors_total`, `karpenter_cluster_utilization_percent`" + ` | not implemented yet |
+| ` + "`karpenter_nodepools_cost_total`, `karpenter_nodepools_cost_tracker_errors_total`" + ` | not implemented yet |
 `

@@ -15,6 +15,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/disruption"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/interruption"
+	nodemetrics "github.com/lathe-autoscaler/lathe/pkg/controllers/metrics/node"
 	podmetrics "github.com/lathe-autoscaler/lathe/pkg/controllers/metrics/pod"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/metrics/status"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/node/health"
@@ -96,6 +97,7 @@ func Register(ctx context.Context, deps Deps) error {
 		podmetrics.NewController(podmetrics.Deps{Client: mgr.GetClient(), Clock: deps.Clock, Registerer: deps.Registry}),
 	)
 	all = append(all, statusMetrics(status.Deps{Client: mgr.GetClient(), Clock: deps.Clock, Registerer: deps.Registry})...)
+	all = append(all, nodemetrics.NewController(nodemetrics.Deps{Client: mgr.GetClient(), Clock: deps.Clock, Registerer: deps.Registry}))
 	// Plan fidelity: tell the kube-scheduler where each pending pod was planned (KEP-5278).
 	if nominate, err := nominatedNodeNames(ctx, deps); err != nil {
 		return err

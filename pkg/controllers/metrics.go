@@ -8,6 +8,7 @@ import (
 	cpmetrics "github.com/lathe-autoscaler/lathe/pkg/cloudprovider/metrics"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/disruption"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/interruption"
+	nodemetrics "github.com/lathe-autoscaler/lathe/pkg/controllers/metrics/node"
 	podmetrics "github.com/lathe-autoscaler/lathe/pkg/controllers/metrics/pod"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/metrics/status"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/node/health"
@@ -54,4 +55,5 @@ func DescribeMetrics(reg prometheus.Registerer, cloud cloudprovider.CloudProvide
 	health.NewController(health.Deps{CloudProvider: cloud, Clock: clk, Registerer: reg})
 	disruption.NewController(disruption.Deps{Cluster: cluster, Clock: clk, Registerer: reg})
 	statusMetrics(status.Deps{Clock: clk, Registerer: reg})
+	nodemetrics.NewController(nodemetrics.Deps{Clock: clk, Registerer: reg})
 }

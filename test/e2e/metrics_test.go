@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
@@ -56,9 +57,14 @@ var acceptance = map[string][]string{
 func TestMetricsMatchDocs(t *testing.T) {
 	ns := namespace(t, "metrics")
 	shrinkPool(t, "metrics")
+	ctx := context.Background()
+	eventually(t, time.Minute, "the metrics pool to be ready", func(ctx context.Context) (bool, error) {
+		pool := &v1.NodePool{}
+		err := s.kubeClient.Get(ctx, client.ObjectKey{Name: "metrics"}, pool)
+		return err == nil && meta.IsStatusConditionTrue(pool.Status.Conditions, v1.ConditionTypeReady), err
+	})
 	deployment(t, ns, "web", 3, "1", onPool("metrics"))
 	pods := runningPods(t, ns, "web", 3, 2*time.Minute)
-	ctx := context.Background()
 
 	// Interruption: the simulated cloud terminates one instance and queues the message.
 	victim := &corev1.Node{}
