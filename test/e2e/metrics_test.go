@@ -18,13 +18,16 @@ import (
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/sim"
 )
 
-// rareFamilies are listed in docs/metrics.txt but only get a series on events the scenario does not cause.
+// rareFamilies are listed in docs/metrics.txt but only get a series on events the scenario does not cause
+// (or only while they last).
 var rareFamilies = map[string]string{
 	// deleted at the end of every scheduling pass (as upstream's): only seen mid-pass.
 	"karpenter_scheduler_unfinished_work_seconds": "mid-pass only",
@@ -32,12 +35,24 @@ var rareFamilies = map[string]string{
 	"karpenter_nodeclaims_unhealthy_disrupted_total": "node repair",
 	"karpenter_consolidation_moves_total":            "balanced consolidation",
 	"karpenter_consolidation_score":                  "balanced consolidation",
-	// failures: a decision whose validation or execution fails, a cloud provider call that errs.
-	"karpenter_voluntary_disruption_failed_validations_total": "failed validation",
-	"karpenter_voluntary_disruption_queue_failures_total":     "failed disruption",
-	"karpenter_cloudprovider_errors_total":                    "cloud provider error",
-	// a consolidation candidate kept: needs a node consolidation looked at and left.
+	// failures: a decision whose validation or execution fails, a cloud provider call that errs, a
+	// consolidation that runs out of time, a candidate consolidation looked at and kept.
+	"karpenter_voluntary_disruption_failed_validations_total":    "failed validation",
+	"karpenter_voluntary_disruption_queue_failures_total":        "failed disruption",
+	"karpenter_cloudprovider_errors_total":                       "cloud provider error",
 	"karpenter_voluntary_disruption_consolidation_skipped_total": "candidate kept",
+	// only while an object is terminating.
+	"operator_termination_current_time_seconds":              "while terminating",
+	"operator_nodeclaim_termination_current_time_seconds":    "while terminating",
+	"operator_node_termination_current_time_seconds":         "while terminating",
+	"operator_nodepool_termination_current_time_seconds":     "while terminating",
+	"operator_ec2nodeclass_termination_current_time_seconds": "while terminating",
+	// a NodePool or EC2NodeClass deleted (the test's pool goes when it ends).
+	"operator_nodepool_termination_duration_seconds":     "pool deleted",
+	"operator_ec2nodeclass_termination_duration_seconds": "node class deleted",
+	// a condition seen changing status; pools and node classes get theirs before they are first seen.
+	"operator_nodepool_status_condition_transition_seconds":     "condition change observed",
+	"operator_ec2nodeclass_status_condition_transition_seconds": "condition change observed",
 }
 
 // acceptance are the families the seeds name, with upstream Karpenter's label names (from its code, not
@@ -50,10 +65,11 @@ var acceptance = map[string][]string{
 	"karpenter_voluntary_disruption_decisions_total": {"consolidation_type", "decision", "reason"},
 }
 
-// TestMetricsMatchDocs provisions, interrupts a node through the simulated cloud, consolidates the rest away,
-// then parses lathe's /metrics (Prometheus text format) and compares every karpenter_* and operator_*
-// family with docs/metrics.txt: same names, types and label names both ways, except rareFamilies, which
-// may be absent.
+// TestMetricsMatchDocs provisions three nodes, terminates one by deleting its NodeClaim (its pod is evicted),
+// interrupts another through the simulated cloud, then scales down so that consolidation removes the empty
+// nodes; it parses lathe's /metrics (Prometheus text format) and compares every karpenter_* and
+// operator_* family with docs/metrics.txt: same names, types and label names both ways, except
+// rareFamilies, which may be absent.
 func TestMetricsMatchDocs(t *testing.T) {
 	ns := namespace(t, "metrics")
 	shrinkPool(t, "metrics")
@@ -63,12 +79,26 @@ func TestMetricsMatchDocs(t *testing.T) {
 		err := s.kubeClient.Get(ctx, client.ObjectKey{Name: "metrics"}, pool)
 		return err == nil && meta.IsStatusConditionTrue(pool.Status.Conditions, v1.ConditionTypeReady), err
 	})
-	deployment(t, ns, "web", 3, "1", onPool("metrics"))
+	onePerNode := func(spec *corev1.PodSpec) {
+		onPool("metrics")(spec)
+		spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			}},
+		}}
+	}
+	deployment(t, ns, "web", 3, "1", onePerNode)
 	pods := runningPods(t, ns, "web", 3, 2*time.Minute)
 
-	// Interruption: the simulated cloud terminates one instance and queues the message.
+	// Termination: deleting a NodeClaim drains its node (the pod is evicted) and terminates the instance.
+	if err := s.kubeClient.Delete(ctx, claimOf(t, "metrics", pods[0].Spec.NodeName)); err != nil {
+		t.Fatal(err)
+	}
+	nodeGone(t, pods[0].Spec.NodeName)
+
+	// Interruption: the simulated cloud terminates another instance and queues the message.
 	victim := &corev1.Node{}
-	if err := s.kubeClient.Get(ctx, client.ObjectKey{Name: pods[0].Spec.NodeName}, victim); err != nil {
+	if err := s.kubeClient.Get(ctx, client.ObjectKey{Name: pods[1].Spec.NodeName}, victim); err != nil {
 		t.Fatal(err)
 	}
 	patch := client.MergeFrom(victim.DeepCopy())
@@ -76,31 +106,38 @@ func TestMetricsMatchDocs(t *testing.T) {
 	if err := s.kubeClient.Patch(ctx, victim, patch); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Minute, "the interrupted node to be gone", func(ctx context.Context) (bool, error) {
-		err := s.kubeClient.Get(ctx, client.ObjectKey{Name: victim.Name}, &corev1.Node{})
-		return err != nil, client.IgnoreNotFound(err)
-	})
+	nodeGone(t, victim.Name)
 
-	// Consolidation: with no pods left, the pool's nodes are empty and removed.
-	scale(t, ns, "web", 0)
-	eventually(t, 3*time.Minute, "the pool's nodes to be consolidated away", func(ctx context.Context) (bool, error) {
+	// Consolidation: one replica stays, the other nodes are empty and removed.
+	scale(t, ns, "web", 1)
+	eventually(t, 3*time.Minute, "the pool to shrink to one node", func(ctx context.Context) (bool, error) {
 		var claims v1.NodeClaimList
 		err := s.kubeClient.List(ctx, &claims, client.MatchingLabels{v1.NodePoolLabelKey: "metrics"})
-		return err == nil && len(claims.Items) == 0, err
+		return err == nil && len(claims.Items) == 1, err
 	})
 
-	families, err := scrapeFamilies()
-	if err != nil {
-		t.Fatal(err)
-	}
 	docs := readMetricsList(t)
-	served := map[string]string{}
-	for name, f := range families {
-		if !strings.HasPrefix(name, "karpenter_") && !strings.HasPrefix(name, "operator_") {
-			continue
+	var served map[string]string
+	// Gauges refresh on their own periods: give every family that is not rare a minute to be there, then
+	// compare what the last scrape served.
+	_ = wait.PollUntilContextTimeout(ctx, 2*time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		families, err := scrapeFamilies()
+		if err != nil {
+			return false, err
 		}
-		served[name] = fmt.Sprintf("%s %s", strings.ToLower(f.GetType().String()), labelNames(f))
-	}
+		served = map[string]string{}
+		for name, f := range families {
+			if strings.HasPrefix(name, "karpenter_") || strings.HasPrefix(name, "operator_") {
+				served[name] = fmt.Sprintf("%s %s", strings.ToLower(f.GetType().String()), labelNames(f))
+			}
+		}
+		for name := range docs {
+			if _, ok := served[name]; !ok && rareFamilies[name] == "" {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
 	for name, line := range served {
 		if want, ok := docs[name]; !ok {
 			t.Errorf("/metrics serves %s (%s), which docs/metrics.txt does not list", name, line)
@@ -118,6 +155,14 @@ func TestMetricsMatchDocs(t *testing.T) {
 			t.Errorf("%s: /metrics serves %q, want labels %v", name, have, labels)
 		}
 	}
+}
+
+// nodeGone waits until the node is deleted.
+func nodeGone(t *testing.T, node string) {
+	t.Helper()
+	eventually(t, 2*time.Minute, "node "+node+" to be gone", func(ctx context.Context) (bool, error) {
+		return gone(ctx, client.ObjectKey{Name: node}, &corev1.Node{})
+	})
 }
 
 // scrapeFamilies parses lathe's /metrics.
