@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,6 +51,12 @@ var rareFamilies = map[string]string{
 	// a NodePool or EC2NodeClass deleted (the test's pool goes when it ends).
 	"operator_nodepool_termination_duration_seconds":     "pool deleted",
 	"operator_ec2nodeclass_termination_duration_seconds": "node class deleted",
+	// only while a pod waits to be bound or to start.
+	"karpenter_pods_unbound_time_seconds":   "while a pod is pending",
+	"karpenter_pods_unstarted_time_seconds": "while a pod is pending",
+	// the test cluster runs no DaemonSet.
+	"karpenter_nodes_total_daemon_requests": "no DaemonSet pods",
+	"karpenter_nodes_total_daemon_limits":   "no DaemonSet pods",
 	// a condition seen changing status; pools and node classes get theirs before they are first seen.
 	"operator_nodepool_status_condition_transition_seconds":     "condition change observed",
 	"operator_ec2nodeclass_status_condition_transition_seconds": "condition change observed",
@@ -65,7 +72,7 @@ var acceptance = map[string][]string{
 	"karpenter_voluntary_disruption_decisions_total": {"consolidation_type", "decision", "reason"},
 }
 
-// TestMetricsMatchDocs provisions three nodes, terminates one by deleting its NodeClaim (its pod is evicted),
+// TestMetricsMatchDocs provisions four nodes, terminates one by deleting its NodeClaim (its pod is evicted),
 // interrupts another through the simulated cloud, then scales down so that consolidation removes the empty
 // nodes; it parses lathe's /metrics (Prometheus text format) and compares every karpenter_* and
 // operator_* family with docs/metrics.txt: same names, types and label names both ways, except
@@ -81,14 +88,15 @@ func TestMetricsMatchDocs(t *testing.T) {
 	})
 	onePerNode := func(spec *corev1.PodSpec) {
 		onPool("metrics")(spec)
+		spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
 		spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
 				TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
 			}},
 		}}
 	}
-	deployment(t, ns, "web", 3, "1", onePerNode)
-	pods := runningPods(t, ns, "web", 3, 2*time.Minute)
+	deployment(t, ns, "web", 4, "1", onePerNode)
+	pods := runningPods(t, ns, "web", 4, 2*time.Minute)
 
 	// Termination: deleting a NodeClaim drains its node (the pod is evicted) and terminates the instance.
 	if err := s.kubeClient.Delete(ctx, claimOf(t, "metrics", pods[0].Spec.NodeName)); err != nil {
@@ -108,7 +116,8 @@ func TestMetricsMatchDocs(t *testing.T) {
 	}
 	nodeGone(t, victim.Name)
 
-	// Consolidation: one replica stays, the other nodes are empty and removed.
+	// Consolidation: one replica stays (the replicaset removes the pending replacements first); the nodes left
+	// empty are removed.
 	scale(t, ns, "web", 1)
 	eventually(t, 3*time.Minute, "the pool to shrink to one node", func(ctx context.Context) (bool, error) {
 		var claims v1.NodeClaimList
