@@ -19,7 +19,9 @@ karpenter_voluntary_disruption_consolidation_skipped_total.
 
 `
 
-const notApplicable = `## Karpenter metrics Lathe does not serve
+const notApplicable = `## Karpenter metrics Lathe does not serve (yet)
+
+"Not implemented yet" marks metrics that apply to Lathe and are still to come; the others cannot apply.
 
 | metric | why |
 | --- | --- |
