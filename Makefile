@@ -10,7 +10,7 @@ CHART_CRD_DIRS := charts/lathe/crds charts/lathe-crd/templates
 all: generate build
 
 ## generate: regenerate deepcopy functions and CRD manifests from the API types, copy the CRDs into the charts, and
-## write docs/settings.md from the settings.
+## write docs/settings.md and docs/metrics.{txt,md} from the code.
 .PHONY: generate
 generate:
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./pkg/apis/...
@@ -21,9 +21,10 @@ generate:
 	cp $(CRD_DIR)/*.yaml charts/lathe/crds/
 	for f in $(CRD_DIR)/*.yaml; do hack/crd-template.sh < $$f > charts/lathe-crd/templates/$$(basename $$f); done
 	$(GO) run ./hack/settingsdoc docs/settings.md
+	$(GO) run ./hack/metricsdoc -dir docs
 
 ## verify-generate: fail if generated files are not current.
-GENERATED := $(CRD_DIR) $(CHART_CRD_DIRS) ':(glob)**/zz_generated.*.go' docs/settings.md
+GENERATED := $(CRD_DIR) $(CHART_CRD_DIRS) ':(glob)**/zz_generated.*.go' docs/settings.md docs/metrics.txt docs/metrics.md
 .PHONY: verify-generate
 verify-generate: generate
 	@test -z "$$(git status --porcelain -- $(GENERATED))" || { git status --porcelain -- $(GENERATED); echo "generated files are stale: run 'make generate' and commit the result" >&2; exit 1; }

@@ -15,7 +15,9 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/disruption"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/interruption"
+	nodemetrics "github.com/lathe-autoscaler/lathe/pkg/controllers/metrics/node"
 	podmetrics "github.com/lathe-autoscaler/lathe/pkg/controllers/metrics/pod"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/metrics/status"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/node/health"
 	nodetermination "github.com/lathe-autoscaler/lathe/pkg/controllers/node/termination"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/consolidatable"
@@ -62,12 +64,13 @@ func Register(ctx context.Context, deps Deps) error {
 		return err
 	}
 	recorder := events.NewRecorder(mgr.GetEventRecorderFor("karpenter"), deps.Clock)
+	measured := meter(cloud, deps.Registry)
 	cluster := state.NewCluster(state.Deps{Reader: mgr.GetClient(), Clock: deps.Clock, Registerer: deps.Registry,
 		NominationWindow: state.NominationWindow(deps.Options.BatchMaxDuration)})
 	provisioner := provisioning.NewProvisioner(provisioning.Deps{
 		Client:            mgr.GetClient(),
 		Cluster:           cluster,
-		CloudProvider:     cloud,
+		CloudProvider:     measured("provisioner"),
 		Clock:             deps.Clock,
 		Recorder:          recorder,
 		Registerer:        deps.Registry,
@@ -85,14 +88,16 @@ func Register(ctx context.Context, deps Deps) error {
 	all = append(all,
 		provisioning.NewPodController(mgr.GetClient(), provisioner),
 		provisioning.NewNodeController(mgr.GetClient(), provisioner),
-		lifecycle.NewController(lifecycle.Deps{Client: mgr.GetClient(), CloudProvider: cloud, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
-		nodeclaimtermination.NewController(nodeclaimtermination.Deps{Client: mgr.GetClient(), CloudProvider: cloud, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
-		nodetermination.NewController(nodetermination.Deps{Client: mgr.GetClient(), CloudProvider: cloud, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
+		lifecycle.NewController(lifecycle.Deps{Client: mgr.GetClient(), CloudProvider: measured("nodeclaim.lifecycle"), Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
+		nodeclaimtermination.NewController(nodeclaimtermination.Deps{Client: mgr.GetClient(), CloudProvider: measured("nodeclaim.termination"), Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
+		nodetermination.NewController(nodetermination.Deps{Client: mgr.GetClient(), CloudProvider: measured("node.termination"), Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
 		counter.NewController(counter.Deps{Client: mgr.GetClient(), Cluster: cluster, Registerer: deps.Registry}),
 		readiness.NewController(readiness.Deps{Client: mgr.GetClient(), Clock: deps.Clock}),
 		hash.NewController(hash.Deps{Client: mgr.GetClient()}),
-		podmetrics.NewController(podmetrics.Deps{Client: mgr.GetClient(), Registerer: deps.Registry}),
+		podmetrics.NewController(podmetrics.Deps{Client: mgr.GetClient(), Clock: deps.Clock, Registerer: deps.Registry}),
 	)
+	all = append(all, statusMetrics(status.Deps{Client: mgr.GetClient(), Clock: deps.Clock, Registerer: deps.Registry})...)
+	all = append(all, nodemetrics.NewController(nodemetrics.Deps{Client: mgr.GetClient(), Clock: deps.Clock, Registerer: deps.Registry}))
 	// Plan fidelity: tell the kube-scheduler where each pending pod was planned (KEP-5278).
 	if nominate, err := nominatedNodeNames(ctx, deps); err != nil {
 		return err
@@ -100,13 +105,13 @@ func Register(ctx context.Context, deps Deps) error {
 		all = append(all, nomination.NewController(nomination.Deps{Client: mgr.GetClient(), Nominations: cluster,
 			Changes: cluster.NominationChanges(), Clock: deps.Clock}))
 	}
-	all = append(all, forcefulDisruption(deps, cloud, cluster, recorder)...)
+	all = append(all, forcefulDisruption(deps, cloud, measured, cluster, recorder)...)
 	// Voluntary disruption: pod events and the Consolidatable condition feed the disruption loop.
 	all = append(all,
 		podevents.NewController(podevents.Deps{Client: mgr.GetClient(), Clock: deps.Clock}),
 		consolidatable.NewController(consolidatable.Deps{Client: mgr.GetClient(), Clock: deps.Clock}),
 		disruption.NewController(disruption.Deps{
-			Client: mgr.GetClient(), Cluster: cluster, Marker: cluster.Deletions, CloudProvider: cloud,
+			Client: mgr.GetClient(), Cluster: cluster, Marker: cluster.Deletions, CloudProvider: measured("disruption"),
 			Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry,
 			SpotToSpotConsolidation: deps.Options.FeatureGates.SpotToSpotConsolidation,
 			SolverOptions: solver.Options{
@@ -126,21 +131,21 @@ func Register(ctx context.Context, deps Deps) error {
 // forcefulDisruption builds the controllers that replace nodes whatever the budgets: drift marking (the
 // disruption loop acts on it), expiration, interruption (for providers that report it), garbage collection,
 // static NodePools' replica count and node repair behind their feature gates.
-func forcefulDisruption(deps Deps, cloud cloudprovider.CloudProvider, cluster *state.Cluster, recorder events.Recorder) []controller {
+func forcefulDisruption(deps Deps, cloud cloudprovider.CloudProvider, measured func(string) cloudprovider.CloudProvider, cluster *state.Cluster, recorder events.Recorder) []controller {
 	kube := deps.Manager.GetClient()
 	out := []controller{
-		drift.NewController(drift.Deps{Client: kube, CloudProvider: cloud, Clock: deps.Clock}),
+		drift.NewController(drift.Deps{Client: kube, CloudProvider: measured("nodeclaim.drift"), Clock: deps.Clock}),
 		expiration.NewController(expiration.Deps{Client: kube, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
-		garbagecollection.NewController(garbagecollection.Deps{Client: kube, CloudProvider: cloud, Clock: deps.Clock, Registerer: deps.Registry}),
+		garbagecollection.NewController(garbagecollection.Deps{Client: kube, CloudProvider: measured("nodeclaim.garbagecollection"), Clock: deps.Clock, Registerer: deps.Registry}),
 	}
 	if source := interruptionSource(cloud); source != nil {
 		out = append(out, interruption.NewController(interruption.Deps{Client: kube, Source: source, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}))
 	}
 	if deps.Options.FeatureGates.StaticCapacity {
-		out = append(out, static.NewController(static.Deps{Client: kube, Cluster: cluster, CloudProvider: cloud, Clock: deps.Clock}))
+		out = append(out, static.NewController(static.Deps{Client: kube, Cluster: cluster, CloudProvider: measured("nodepool.static"), Clock: deps.Clock}))
 	}
 	if deps.Options.FeatureGates.NodeRepair {
-		out = append(out, health.NewController(health.Deps{Client: kube, CloudProvider: cloud, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}))
+		out = append(out, health.NewController(health.Deps{Client: kube, CloudProvider: measured("node.health"), Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}))
 	}
 	return out
 }

@@ -14,10 +14,10 @@ const (
 // on reg (or the equal counter registered there before). Every controller that deletes NodeClaims counts
 // them here; the description must stay identical wherever it is declared, or registration fails.
 func NodeClaimsDisrupted(reg prometheus.Registerer) *prometheus.CounterVec {
-	return Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+	return NewCounter(reg, prometheus.CounterOpts{
 		Namespace: Namespace,
 		Subsystem: "nodeclaims",
 		Name:      "disrupted_total",
 		Help:      "Number of nodeclaims disrupted in total by Karpenter. Labeled by reason the nodeclaim was disrupted and the owning nodepool.",
-	}, []string{ReasonLabel, NodePoolLabel, CapacityTypeLabel}))
+	}, ReasonLabel, NodePoolLabel, CapacityTypeLabel)
 }

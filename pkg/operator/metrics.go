@@ -17,11 +17,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/lathe-autoscaler/lathe/pkg/metrics"
 )
 
 const (
-	// metricsNamespace prefixes Lathe's metrics; it is Karpenter's, so dashboards keep working.
-	metricsNamespace = "karpenter"
 	// shutdownTimeout bounds how long in-flight scrapes may run after the context is cancelled.
 	shutdownTimeout = 10 * time.Second
 )
@@ -30,14 +30,8 @@ const (
 // Operator has its own, so nothing is registered in a process-wide registry and two Operators can coexist.
 func newRegistry(version, commit string) (*prometheus.Registry, error) {
 	registry := prometheus.NewRegistry()
-	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Namespace: metricsNamespace,
-		Name:      "build_info",
-		Help:      "A metric with a constant '1' value labeled by version from which karpenter was built.",
-	}, []string{"version", "goversion", "goarch", "commit"})
-	buildInfo.WithLabelValues(version, runtime.Version(), runtime.GOARCH, commit).Set(1)
+	RegisterBuildInfo(registry, version, commit)
 	for _, c := range []prometheus.Collector{
-		buildInfo,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	} {
@@ -46,6 +40,15 @@ func newRegistry(version, commit string) (*prometheus.Registry, error) {
 		}
 	}
 	return registry, nil
+}
+
+// RegisterBuildInfo registers karpenter_build_info on reg, set to 1 for this build.
+func RegisterBuildInfo(reg prometheus.Registerer, version, commit string) {
+	metrics.NewGauge(reg, prometheus.GaugeOpts{
+		Namespace: metrics.Namespace,
+		Name:      "build_info",
+		Help:      "A metric with a constant '1' value labeled by version from which karpenter was built.",
+	}, "version", "goversion", "goarch", "commit").WithLabelValues(version, runtime.Version(), runtime.GOARCH, commit).Set(1)
 }
 
 // metricsHandler serves /metrics from controller-runtime's registry and the Operator's, plus net/http/pprof

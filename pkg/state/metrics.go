@@ -17,17 +17,17 @@ type clusterMetrics struct {
 
 func newClusterMetrics(reg prometheus.Registerer) *clusterMetrics {
 	return &clusterMetrics{
-		synced: metrics.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+		synced: metrics.NewGauge(reg, prometheus.GaugeOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "synced",
 			Help: "Whether the cluster state is synced with the API server: 1 if synced, 0 if not.",
-		})),
-		nodeCount: metrics.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+		}).WithLabelValues(),
+		nodeCount: metrics.NewGauge(reg, prometheus.GaugeOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "node_count",
 			Help: "Number of Nodes in the cluster state.",
-		})),
-		unsyncedTime: metrics.Register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+		}).WithLabelValues(),
+		unsyncedTime: metrics.NewGauge(reg, prometheus.GaugeOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "unsynced_time_seconds",
 			Help: "Seconds the cluster state has been unsynced; 0 when synced.",
-		})),
+		}).WithLabelValues(),
 	}
 }

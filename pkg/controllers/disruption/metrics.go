@@ -39,57 +39,57 @@ type collectors struct {
 
 func newCollectors(reg prometheus.Registerer) *collectors {
 	c := &collectors{
-		eligible: metrics.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		eligible: metrics.NewGauge(reg, prometheus.GaugeOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "eligible_nodes",
 			Help: "Number of nodes eligible for disruption by Karpenter. Labeled by disruption reason.",
-		}, []string{metrics.ReasonLabel})),
-		decisions: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		}, metrics.ReasonLabel),
+		decisions: metrics.NewCounter(reg, prometheus.CounterOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "decisions_total",
 			Help: "Number of disruption decisions performed. Labeled by disruption decision, reason, and consolidation type.",
-		}, []string{decisionLabel, metrics.ReasonLabel, consolidationTypeLabel})),
-		evaluation: metrics.Register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		}, decisionLabel, metrics.ReasonLabel, consolidationTypeLabel),
+		evaluation: metrics.NewHistogram(reg, prometheus.HistogramOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "decision_evaluation_duration_seconds",
 			Help:    "Duration of the disruption decision evaluation process in seconds. Labeled by method and consolidation type.",
 			Buckets: metrics.DurationBuckets(),
-		}, []string{metrics.ReasonLabel, consolidationTypeLabel})),
-		failures: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		}, metrics.ReasonLabel, consolidationTypeLabel),
+		failures: metrics.NewCounter(reg, prometheus.CounterOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "queue_failures_total",
 			Help: "The number of times that an enqueued disruption decision failed. Labeled by disruption method.",
-		}, []string{decisionLabel, metrics.ReasonLabel, consolidationTypeLabel})),
-		validations: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		}, decisionLabel, metrics.ReasonLabel, consolidationTypeLabel),
+		validations: metrics.NewCounter(reg, prometheus.CounterOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "failed_validations_total",
 			Help: "Number of candidates that were selected for disruption but failed validation. Labeled by consolidation type.",
-		}, []string{consolidationTypeLabel})),
+		}, consolidationTypeLabel),
 		disrupted: metrics.NodeClaimsDisrupted(reg),
-		allowed: metrics.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		allowed: metrics.NewGauge(reg, prometheus.GaugeOpts{
 			Namespace: metrics.Namespace, Subsystem: "nodepools", Name: "allowed_disruptions",
 			Help: "The number of nodes for a given NodePool that can be concurrently disrupting at a point in time. Labeled by NodePool. Note that allowed disruptions can change very rapidly, as new nodes may be created and others may be deleted at any point.",
-		}, []string{metrics.NodePoolLabel, metrics.ReasonLabel})),
-		consuming: metrics.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		}, metrics.NodePoolLabel, metrics.ReasonLabel),
+		consuming: metrics.NewGauge(reg, prometheus.GaugeOpts{
 			Namespace: metrics.Namespace, Subsystem: "nodepools", Name: "nodes_consuming_budgets",
 			Help: "The number of nodes consuming the budget of a nodepool at a point in time. Labeled by NodePool.",
-		}, []string{metrics.NodePoolLabel, metrics.ReasonLabel})),
-		byPool: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		}, metrics.NodePoolLabel, metrics.ReasonLabel),
+		byPool: metrics.NewCounter(reg, prometheus.CounterOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "decisions_by_nodepool_total",
 			Help: "Number of disruption decisions performed by nodepool. Labeled by nodepool name, disruption decision, reason, and consolidation type.",
-		}, []string{metrics.NodePoolLabel, decisionLabel, metrics.ReasonLabel, consolidationTypeLabel})),
-		timeouts: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		}, metrics.NodePoolLabel, decisionLabel, metrics.ReasonLabel, consolidationTypeLabel),
+		timeouts: metrics.NewCounter(reg, prometheus.CounterOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "consolidation_timeouts_total",
 			Help: "Number of times the Consolidation algorithm has reached a timeout. Labeled by consolidation type.",
-		}, []string{consolidationTypeLabel})),
-		moves: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		}, consolidationTypeLabel),
+		moves: metrics.NewCounter(reg, prometheus.CounterOpts{
 			Namespace: metrics.Namespace, Name: "consolidation_moves_total",
 			Help: "Number of balanced consolidation moves. Labeled by decision, NodePool, and policy.",
-		}, []string{decisionLabel, metrics.NodePoolLabel, policyLabel})),
-		scores: metrics.Register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		}, decisionLabel, metrics.NodePoolLabel, policyLabel),
+		scores: metrics.NewHistogram(reg, prometheus.HistogramOpts{
 			Namespace: metrics.Namespace, Name: "consolidation_score",
 			Help:    "Score of balanced consolidation moves. Labeled by decision, NodePool, and policy.",
 			Buckets: []float64{0.1, 0.25, 0.33, 0.5, 1.0, 2.0, 5.0, 10.0},
-		}, []string{decisionLabel, metrics.NodePoolLabel, policyLabel})),
-		skipped: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		}, decisionLabel, metrics.NodePoolLabel, policyLabel),
+		skipped: metrics.NewCounter(reg, prometheus.CounterOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "consolidation_skipped_total",
 			Help: "Number of times a consolidation candidate was considered and kept. Labeled by the kind of reason (pods_do_not_fit, not_cheaper, spot_to_spot, too_many_replacements, other).",
-		}, []string{metrics.ReasonLabel})),
+		}, metrics.ReasonLabel),
 	}
 	// Both series exist from the start, as upstream's (a timeout alert has something to read).
 	for _, typ := range []string{"single", "multi"} {

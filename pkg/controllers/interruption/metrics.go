@@ -13,31 +13,31 @@ const messageTypeLabel = "message_type"
 type collectors struct {
 	received      *prometheus.CounterVec
 	deleted       prometheus.Counter
-	queueDuration prometheus.Histogram
+	queueDuration prometheus.Observer
 	disrupted     *prometheus.CounterVec
 }
 
 func newCollectors(reg prometheus.Registerer) *collectors {
 	return &collectors{
-		received: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		received: metrics.NewCounter(reg, prometheus.CounterOpts{
 			Namespace: metrics.Namespace,
 			Subsystem: "interruption",
 			Name:      "received_messages_total",
 			Help:      "Count of messages received from the interruption queue. Broken down by message type.",
-		}, []string{messageTypeLabel})),
-		deleted: metrics.Register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+		}, messageTypeLabel),
+		deleted: metrics.NewCounter(reg, prometheus.CounterOpts{
 			Namespace: metrics.Namespace,
 			Subsystem: "interruption",
 			Name:      "deleted_messages_total",
 			Help:      "Count of messages deleted from the interruption queue.",
-		})),
-		queueDuration: metrics.Register(reg, prometheus.NewHistogram(prometheus.HistogramOpts{
+		}).WithLabelValues(),
+		queueDuration: metrics.NewHistogram(reg, prometheus.HistogramOpts{
 			Namespace: metrics.Namespace,
 			Subsystem: "interruption",
 			Name:      "message_queue_duration_seconds",
 			Help:      "Amount of time an interruption message is on the queue before it is processed by karpenter.",
 			Buckets:   metrics.DurationBuckets(),
-		})),
+		}).WithLabelValues(),
 		disrupted: metrics.NodeClaimsDisrupted(reg),
 	}
 }

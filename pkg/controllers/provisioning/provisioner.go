@@ -94,13 +94,13 @@ func (p *Provisioner) Provision(ctx context.Context) (*solver.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.metrics.queueDepth.Set(float64(len(in.Pods)))
+	done := p.metrics.startPass(len(in.Pods))
 	if len(in.Pods) == 0 {
 		return &solver.Plan{}, nil
 	}
 	start := p.deps.Clock.Now()
 	plan, err := solver.Solve(ctx, in, p.deps.SolverOptions)
-	p.metrics.observeSolve(p.deps.Clock.Since(start))
+	done(p.deps.Clock.Since(start))
 	if err != nil {
 		return nil, fmt.Errorf("solving for %d pending pods, %w", len(in.Pods), err)
 	}

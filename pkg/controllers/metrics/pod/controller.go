@@ -9,42 +9,43 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/lathe-autoscaler/lathe/pkg/metrics"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 )
 
 // Deps are the controller's dependencies.
 type Deps struct {
 	Client     client.Client
+	Clock      clock.Clock
 	Registerer prometheus.Registerer
 }
 
-// Controller observes a pod's startup duration when it becomes running and ready, if it saw the pod pending
-// before. Pods already running when the controller starts (after a restart or a change of leader) were
-// observed by the previous instance, or before Lathe ran; they are not observed again.
+// waitingRefresh is how often the unbound and unstarted times of a pending pod are brought up to date.
+const waitingRefresh = 30 * time.Second
+
+// Controller exports the pod metrics: every pod's karpenter_pods_state, the unbound and unstarted times of
+// pending pods, and the startup and bound durations of pods it saw pending (pods already running or bound
+// when the controller starts, after a restart or a change of leader, were observed by the previous
+// instance, or before Lathe ran; they are not observed again).
 type Controller struct {
 	client  client.Client
-	startup prometheus.Observer
+	clock   clock.Clock
+	metrics *collectors
 
 	mu      sync.Mutex
-	pending map[types.NamespacedName]types.UID // pods (by UID) seen pending and not yet observed
+	pending map[types.NamespacedName]types.UID // pods (by UID) seen pending and not yet observed started
+	unbound map[types.NamespacedName]types.UID // pods (by UID) seen unbound and not yet observed bound
 }
 
 // NewController returns the pod metrics controller.
 func NewController(deps Deps) *Controller {
-	startup := metrics.Register(deps.Registerer, prometheus.NewSummary(prometheus.SummaryOpts{
-		Namespace:  metrics.Namespace,
-		Subsystem:  "pods",
-		Name:       "startup_duration_seconds",
-		Help:       "The time from pod creation until the pod is running.",
-		Objectives: map[float64]float64{0: 0, 0.5: 0.05, 0.9: 0.01, 0.99: 0.001, 1: 0},
-	}))
-	return &Controller{client: deps.Client, startup: startup, pending: map[types.NamespacedName]types.UID{}}
+	return &Controller{client: deps.Client, clock: deps.Clock, metrics: newCollectors(deps.Registerer),
+		pending: map[types.NamespacedName]types.UID{}, unbound: map[types.NamespacedName]types.UID{}}
 }
 
 // Name identifies the controller.
@@ -58,47 +59,70 @@ func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
 	return nil
 }
 
-// Reconcile remembers pending pods, observes the startup duration of a remembered pod once it is running
-// and ready, and forgets pods that are gone or finished.
+// Reconcile updates the pod's series, and observes its bound and startup durations once, when it is first
+// seen bound (or running and ready) after it was seen pending. A deleted pod's series go.
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	pod := &corev1.Pod{}
 	if err := c.client.Get(ctx, req.NamespacedName, pod); err != nil {
 		if client.IgnoreNotFound(err) == nil {
 			c.forget(req.NamespacedName)
+			c.metrics.forget(req.NamespacedName)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
+	node := &corev1.Node{}
+	if pod.Spec.NodeName != "" {
+		if err := c.client.Get(ctx, types.NamespacedName{Name: pod.Spec.NodeName}, node); client.IgnoreNotFound(err) != nil {
+			return reconcile.Result{}, fmt.Errorf("getting node of pod, %w", err)
+		}
+	}
+	c.metrics.setState(pod, node)
+	c.metrics.setWaiting(pod, c.clock.Now())
+	c.observeBound(req.NamespacedName, pod)
 	switch ready, isReady := readySince(pod); {
 	case pod.Status.Phase == corev1.PodPending:
-		c.remember(req.NamespacedName, pod.UID)
-	case isReady && c.takePending(req.NamespacedName, pod.UID):
-		c.startup.Observe(ready.Sub(pod.CreationTimestamp.Time).Seconds())
+		c.remember(c.pending, req.NamespacedName, pod.UID)
+		return reconcile.Result{RequeueAfter: waitingRefresh}, nil
+	case isReady && c.take(c.pending, req.NamespacedName, pod.UID):
+		c.metrics.startup.Observe(ready.Sub(pod.CreationTimestamp.Time).Seconds())
 	case scheduling.IsTerminal(pod):
 		c.forget(req.NamespacedName)
 	}
 	return reconcile.Result{}, nil
 }
 
-func (c *Controller) remember(name types.NamespacedName, uid types.UID) {
+// observeBound remembers an unbound pending pod, and observes its bound duration once it is bound.
+func (c *Controller) observeBound(name types.NamespacedName, pod *corev1.Pod) {
+	bound, scheduled := conditionTrue(pod, corev1.PodScheduled)
+	switch {
+	case pod.Status.Phase == corev1.PodPending && !scheduled:
+		c.remember(c.unbound, name, pod.UID)
+	case scheduled && c.take(c.unbound, name, pod.UID):
+		c.metrics.bound.Observe(bound.Sub(pod.CreationTimestamp.Time).Seconds())
+	}
+}
+
+func (c *Controller) remember(pods map[types.NamespacedName]types.UID, name types.NamespacedName, uid types.UID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.pending[name] = uid
+	pods[name] = uid
 }
 
 func (c *Controller) forget(name types.NamespacedName) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.pending, name)
+	delete(c.unbound, name)
 }
 
-// takePending reports whether this pod (by UID) was seen pending and not observed yet, and forgets it.
-func (c *Controller) takePending(name types.NamespacedName, uid types.UID) bool {
+// take reports whether this pod (by UID) is in pods, and removes it.
+func (c *Controller) take(pods map[types.NamespacedName]types.UID, name types.NamespacedName, uid types.UID) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.pending[name] != uid {
+	if pods[name] != uid {
 		return false
 	}
-	delete(c.pending, name)
+	delete(pods, name)
 	return true
 }
 

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/metrics/pod"
@@ -31,7 +32,7 @@ func TestStartupDurationObservedOncePerPod(t *testing.T) {
 	}
 	created := p.CreationTimestamp.Time
 	reg := prometheus.NewRegistry()
-	ctrl := pod.NewController(pod.Deps{Client: c, Registerer: reg})
+	ctrl := pod.NewController(pod.Deps{Client: c, Clock: clock.RealClock{}, Registerer: reg})
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "web"}}
 	ctx := context.Background()
 	reconcileOK := func() {
@@ -44,8 +45,14 @@ func TestStartupDurationObservedOncePerPod(t *testing.T) {
 	if got := sampleCountAndSum(t, reg); got.count != 0 {
 		t.Fatalf("a pending pod was observed: %+v", got)
 	}
+	if n := seriesCount(t, reg, "karpenter_pods_unbound_time_seconds") + seriesCount(t, reg, "karpenter_pods_unstarted_time_seconds"); n != 2 {
+		t.Fatalf("a pending unbound pod has %d unbound/unstarted series, want 2", n)
+	}
 	p.Status.Phase = corev1.PodRunning
-	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(created.Add(42 * time.Second))}}
+	p.Status.Conditions = []corev1.PodCondition{
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(created.Add(2 * time.Second))},
+		{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(created.Add(42 * time.Second))},
+	}
 	if err := c.Status().Update(ctx, p); err != nil {
 		t.Fatal(err)
 	}
@@ -55,10 +62,19 @@ func TestStartupDurationObservedOncePerPod(t *testing.T) {
 	if got.count != 1 || got.sum != 42 {
 		t.Fatalf("count %d sum %v, want 1 and 42", got.count, got.sum)
 	}
+	if got := histogram(t, reg, "karpenter_pods_bound_duration_seconds"); got.count != 1 || got.sum != 2 {
+		t.Fatalf("bound duration count %d sum %v, want 1 and 2", got.count, got.sum)
+	}
+	if n := seriesCount(t, reg, "karpenter_pods_unbound_time_seconds") + seriesCount(t, reg, "karpenter_pods_unstarted_time_seconds"); n != 0 {
+		t.Fatalf("a running pod has %d unbound/unstarted series, want none", n)
+	}
+	if n := seriesCount(t, reg, "karpenter_pods_state"); n != 1 {
+		t.Fatalf("%d karpenter_pods_state series, want 1", n)
+	}
 
 	// After a restart or a change of leader, the pod is already running: the previous instance observed it.
 	restartedReg := prometheus.NewRegistry()
-	restarted := pod.NewController(pod.Deps{Client: c, Registerer: restartedReg})
+	restarted := pod.NewController(pod.Deps{Client: c, Clock: clock.RealClock{}, Registerer: restartedReg})
 	if _, err := restarted.Reconcile(ctx, req); err != nil {
 		t.Fatal(err)
 	}
@@ -86,4 +102,33 @@ func sampleCountAndSum(t *testing.T, reg *prometheus.Registry) summary {
 	}
 	t.Fatal("metric not found")
 	return summary{}
+}
+
+func histogram(t *testing.T, reg *prometheus.Registry, name string) summary {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == name {
+			h := f.GetMetric()[0].GetHistogram()
+			return summary{count: h.GetSampleCount(), sum: h.GetSampleSum()}
+		}
+	}
+	return summary{}
+}
+
+func seriesCount(t *testing.T, reg *prometheus.Registry, name string) int {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == name {
+			return len(f.GetMetric())
+		}
+	}
+	return 0
 }

@@ -26,12 +26,12 @@ type collectors struct {
 func newCollectors(reg prometheus.Registerer) *collectors {
 	return &collectors{
 		disrupted: metrics.NodeClaimsDisrupted(reg),
-		unhealthyDisrupted: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		unhealthyDisrupted: metrics.NewCounter(reg, prometheus.CounterOpts{
 			Namespace: metrics.Namespace,
 			Subsystem: "nodeclaims",
 			Name:      "unhealthy_disrupted_total",
 			Help:      "Number of unhealthy nodeclaims disrupted in total by Karpenter. Labeled by condition on the node was disrupted, the owning nodepool, and the image ID.",
-		}, []string{conditionLabel, metrics.NodePoolLabel, metrics.CapacityTypeLabel, imageIDLabel})),
+		}, conditionLabel, metrics.NodePoolLabel, metrics.CapacityTypeLabel, imageIDLabel),
 	}
 }
 

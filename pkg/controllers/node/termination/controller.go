@@ -155,9 +155,7 @@ func (c *Controller) removeFinalizer(ctx context.Context, node *corev1.Node) err
 		return client.IgnoreNotFound(fmt.Errorf("removing termination finalizer from node, %w", err))
 	}
 	c.backoff.forget(node.UID)
-	nodePool := node.Labels[v1.NodePoolLabelKey]
-	c.metrics.nodesTerminated.WithLabelValues(nodePool).Inc()
-	c.metrics.nodeTerminationDuration.WithLabelValues(nodePool).Observe(c.clock.Since(node.DeletionTimestamp.Time).Seconds())
+	c.metrics.terminated(node, c.clock.Now())
 	log.FromContext(ctx).Info("deleted node")
 	return nil
 }

@@ -239,7 +239,7 @@ func requestFor(obj client.Object) reconcile.Request {
 	return reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)}
 }
 
-// metricValue sums the metric's series: counter values, or histogram sample counts.
+// metricValue sums the metric's series: counter values, or histogram and summary sample counts.
 func metricValue(reg *prometheus.Registry, name string) float64 {
 	families, err := reg.Gather()
 	Expect(err).NotTo(HaveOccurred())
@@ -249,7 +249,7 @@ func metricValue(reg *prometheus.Registry, name string) float64 {
 			continue
 		}
 		for _, m := range family.GetMetric() {
-			total += m.GetCounter().GetValue() + float64(m.GetHistogram().GetSampleCount())
+			total += m.GetCounter().GetValue() + float64(m.GetHistogram().GetSampleCount()) + float64(m.GetSummary().GetSampleCount())
 		}
 	}
 	return total

@@ -91,6 +91,7 @@ var _ = Describe("Node termination", func() {
 		Expect(metricValue(f.registry, "karpenter_nodes_terminated_total")).To(Equal(1.0))
 		Expect(metricValue(f.registry, "karpenter_nodes_drained_total")).To(Equal(1.0))
 		Expect(metricValue(f.registry, "karpenter_nodes_termination_duration_seconds")).To(Equal(1.0))
+		Expect(metricValue(f.registry, "karpenter_nodes_lifetime_duration_seconds")).To(Equal(1.0))
 	})
 
 	It("keeps the finalizer while CloudProvider.Delete fails", func(ctx context.Context) {

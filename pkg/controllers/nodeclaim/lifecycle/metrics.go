@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/metrics"
@@ -28,20 +29,25 @@ type lifecycleMetrics struct {
 // newMetrics creates the collectors and registers them on reg.
 func newMetrics(reg prometheus.Registerer) *lifecycleMetrics {
 	return &lifecycleMetrics{
-		launched: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		launched: metrics.NewCounter(reg, prometheus.CounterOpts{
 			Namespace: metrics.Namespace,
 			Subsystem: "nodeclaims",
 			Name:      "launched_total",
 			Help:      "Number of nodeclaims launched in total by Karpenter. Labeled by the owning nodepool.",
-		}, []string{metrics.NodePoolLabel})),
-		nodesCreated: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		}, metrics.NodePoolLabel),
+		nodesCreated: metrics.NewCounter(reg, prometheus.CounterOpts{
 			Namespace: metrics.Namespace,
 			Subsystem: "nodes",
 			Name:      "created_total",
-			Help:      "Number of nodes created in total by Karpenter. Labeled by owning nodepool.",
-		}, []string{metrics.NodePoolLabel})),
+			Help:      "Number of nodes created in total by Karpenter. Labeled by owning nodepool and zone.",
+		}, metrics.NodePoolLabel, metrics.ZoneLabel),
 		disrupted: metrics.NodeClaimsDisrupted(reg),
 	}
+}
+
+// nodeCreated counts a node's first registration.
+func (m *lifecycleMetrics) nodeCreated(nodeClaim *v1.NodeClaim) {
+	m.nodesCreated.WithLabelValues(nodePoolOf(nodeClaim), nodeClaim.Labels[corev1.LabelTopologyZone]).Inc()
 }
 
 // nodePoolOf is the nodepool label value of a claim.

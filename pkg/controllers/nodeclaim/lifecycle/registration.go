@@ -67,7 +67,7 @@ func (r *registration) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (
 	setTrue(nodeClaim, now, v1.ConditionTypeRegistered)
 	if firstRegistration {
 		// Counted once: a retry after a failed status write finds the registered label on the Node.
-		r.metrics.nodesCreated.WithLabelValues(nodePoolOf(nodeClaim)).Inc()
+		r.metrics.nodeCreated(nodeClaim)
 		log.FromContext(ctx).Info("registered nodeclaim")
 	}
 	return outcome{}, nil

@@ -51,7 +51,7 @@ var _ = Describe("Registration", func() {
 		Expect(owner.UID).To(Equal(nc.UID))
 		Expect(owner.Controller).To(HaveValue(BeTrue()))
 		Expect(recorder.WithReason(lifecycle.EventReasonUnregisteredTaintMissing)).To(BeEmpty())
-		Expect(counter("karpenter_nodes_created_total", map[string]string{"nodepool": "default"})).To(Equal(1.0))
+		Expect(counter("karpenter_nodes_created_total", map[string]string{"nodepool": "default", "zone": get(nc).Labels[v1.LabelTopologyZone]})).To(Equal(1.0))
 	})
 	It("reconciles a node it finds through the node's provider id only", func() {
 		nc := launched()

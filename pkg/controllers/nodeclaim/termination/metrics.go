@@ -4,16 +4,12 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/metrics"
 )
-
-// terminationBuckets span a second to a day: drains wait for PDBs and grace periods.
-func terminationBuckets() []float64 {
-	return []float64{1, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400, 28800, 86400}
-}
 
 // collectors are the controller's metrics.
 type collectors struct {
@@ -25,33 +21,33 @@ type collectors struct {
 // newCollectors creates the metrics and registers them on reg.
 func newCollectors(reg prometheus.Registerer) *collectors {
 	return &collectors{
-		terminated: metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		terminated: metrics.NewCounter(reg, prometheus.CounterOpts{
 			Namespace: metrics.Namespace,
 			Subsystem: "nodeclaims",
 			Name:      "terminated_total",
-			Help:      "Number of nodeclaims terminated in total by Karpenter. Labeled by the owning nodepool and capacity type.",
-		}, []string{metrics.NodePoolLabel, metrics.CapacityTypeLabel})),
-		terminationDuration: metrics.Register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Help:      "Number of nodeclaims terminated in total by Karpenter. Labeled by the owning nodepool, capacity type, and zone.",
+		}, metrics.NodePoolLabel, metrics.CapacityTypeLabel, metrics.ZoneLabel),
+		terminationDuration: metrics.NewHistogram(reg, prometheus.HistogramOpts{
 			Namespace: metrics.Namespace,
 			Subsystem: "nodeclaims",
 			Name:      "termination_duration_seconds",
-			Help:      "Duration of NodeClaim termination in seconds, from its deletion request to the removal of its finalizer.",
-			Buckets:   terminationBuckets(),
-		}, []string{metrics.NodePoolLabel})),
-		instanceTerminationDuration: metrics.Register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Help:      "Duration of NodeClaim termination in seconds.",
+			Buckets:   prometheus.ExponentialBuckets(1, 2, 12), // upstream's: 1 s to 2048 s
+		}, metrics.NodePoolLabel),
+		instanceTerminationDuration: metrics.NewHistogram(reg, prometheus.HistogramOpts{
 			Namespace: metrics.Namespace,
 			Subsystem: "nodeclaims",
 			Name:      "instance_termination_duration_seconds",
 			Help:      "Duration of CloudProvider Instance termination in seconds.",
-			Buckets:   terminationBuckets(),
-		}, []string{metrics.NodePoolLabel})),
+			Buckets:   prometheus.ExponentialBuckets(1, 2, 11), // upstream's: 1 s to 1024 s
+		}, metrics.NodePoolLabel),
 	}
 }
 
 // observe records the termination of the NodeClaim, finished at now.
 func (m *collectors) observe(nodeClaim *v1.NodeClaim, now time.Time) {
 	nodePool := nodeClaim.Labels[v1.NodePoolLabelKey]
-	m.terminated.WithLabelValues(nodePool, nodeClaim.Labels[v1.CapacityTypeLabelKey]).Inc()
+	m.terminated.WithLabelValues(nodePool, nodeClaim.Labels[v1.CapacityTypeLabelKey], nodeClaim.Labels[corev1.LabelTopologyZone]).Inc()
 	m.terminationDuration.WithLabelValues(nodePool).Observe(now.Sub(nodeClaim.DeletionTimestamp.Time).Seconds())
 	if cond := meta.FindStatusCondition(nodeClaim.Status.Conditions, v1.ConditionTypeInstanceTerminating); cond != nil {
 		m.instanceTerminationDuration.WithLabelValues(nodePool).Observe(now.Sub(cond.LastTransitionTime.Time).Seconds())

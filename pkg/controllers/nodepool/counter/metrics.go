@@ -1,8 +1,11 @@
 package counter
 
 import (
+	"strings"
+
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/lathe-autoscaler/lathe/pkg/metrics"
 )
@@ -18,14 +21,14 @@ type poolMetrics struct {
 func newPoolMetrics(reg prometheus.Registerer) *poolMetrics {
 	labels := []string{metrics.NodePoolLabel, metrics.ResourceTypeLabel}
 	return &poolMetrics{
-		usage: metrics.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		usage: metrics.NewGauge(reg, prometheus.GaugeOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "usage",
 			Help: "The amount of resources the NodePool's nodes hold, by resource type (cores for cpu, bytes for memory, a count for nodes).",
-		}, labels)),
-		limit: metrics.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		}, labels...),
+		limit: metrics.NewGauge(reg, prometheus.GaugeOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "limit",
 			Help: "The NodePool's limits, by resource type; only resources in spec.limits are exported.",
-		}, labels)),
+		}, labels...),
 	}
 }
 
@@ -33,11 +36,25 @@ func newPoolMetrics(reg prometheus.Registerer) *poolMetrics {
 func (m *poolMetrics) set(pool string, usage, limits corev1.ResourceList) {
 	m.forget(pool)
 	for name, q := range usage {
-		m.usage.WithLabelValues(pool, string(name)).Set(q.AsApproximateFloat64())
+		m.usage.WithLabelValues(pool, resourceType(name)).Set(value(name, q))
 	}
 	for name, q := range limits {
-		m.limit.WithLabelValues(pool, string(name)).Set(q.AsApproximateFloat64())
+		m.limit.WithLabelValues(pool, resourceType(name)).Set(value(name, q))
 	}
+}
+
+// resourceType is a resource name as upstream spells it in the resource_type label: lower case, "-" as "_"
+// (ephemeral_storage).
+func resourceType(name corev1.ResourceName) string {
+	return strings.ReplaceAll(strings.ToLower(string(name)), "-", "_")
+}
+
+// value is the quantity in cores for cpu (exact to the millicore) and in units otherwise, as upstream's.
+func value(name corev1.ResourceName, q resource.Quantity) float64 {
+	if name == corev1.ResourceCPU {
+		return float64(q.MilliValue()) / 1000
+	}
+	return float64(q.Value())
 }
 
 // forget drops every series of the pool.

@@ -1,0 +1,121 @@
+package pod
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/metrics"
+)
+
+// Label names of the pod metrics (upstream's).
+const (
+	nameLabel         = "name"
+	namespaceLabel    = "namespace"
+	ownerLabel        = "owner"
+	nodeLabel         = "node"
+	scheduledLabel    = "scheduled"
+	archLabel         = "arch"
+	phaseLabel        = "phase"
+	readyLabel        = "ready"
+	managedLabel      = "managed"
+	podSubsystem      = "pods"
+	startupHelp       = "The time from pod creation until the pod is running."
+	boundHelp         = "The time from pod creation until the pod is bound."
+	stateHelp         = "Pod state is the current state of pods, labeled by the pod name, namespace, owner, node, nodepool, zone, architecture, capacity type, instance type, phase, and readiness."
+	unstartedTimeHelp = "The time from pod creation until the pod is running, for pods not running yet."
+	unboundTimeHelp   = "The time from pod creation until the pod is bound, for pods not bound yet."
+)
+
+// collectors are the pod metrics.
+type collectors struct {
+	startup   prometheus.Observer
+	bound     prometheus.Observer
+	state     *prometheus.GaugeVec
+	unstarted *prometheus.GaugeVec
+	unbound   *prometheus.GaugeVec
+}
+
+func newCollectors(reg prometheus.Registerer) *collectors {
+	return &collectors{
+		startup: metrics.NewSummary(reg, prometheus.SummaryOpts{
+			Namespace: metrics.Namespace, Subsystem: podSubsystem, Name: "startup_duration_seconds",
+			Help: startupHelp, Objectives: metrics.SummaryObjectives(),
+		}).WithLabelValues(),
+		bound: metrics.NewHistogram(reg, prometheus.HistogramOpts{
+			Namespace: metrics.Namespace, Subsystem: podSubsystem, Name: "bound_duration_seconds",
+			Help: boundHelp, Buckets: metrics.DurationBuckets(),
+		}).WithLabelValues(),
+		state: metrics.NewGauge(reg, prometheus.GaugeOpts{
+			Namespace: metrics.Namespace, Subsystem: podSubsystem, Name: "state", Help: stateHelp,
+		}, nameLabel, namespaceLabel, ownerLabel, nodeLabel, scheduledLabel, metrics.NodePoolLabel, metrics.ZoneLabel,
+			archLabel, metrics.CapacityTypeLabel, metrics.InstanceTypeLabel, phaseLabel, readyLabel, managedLabel),
+		unstarted: metrics.NewGauge(reg, prometheus.GaugeOpts{
+			Namespace: metrics.Namespace, Subsystem: podSubsystem, Name: "unstarted_time_seconds", Help: unstartedTimeHelp,
+		}, nameLabel, namespaceLabel),
+		unbound: metrics.NewGauge(reg, prometheus.GaugeOpts{
+			Namespace: metrics.Namespace, Subsystem: podSubsystem, Name: "unbound_time_seconds", Help: unboundTimeHelp,
+		}, nameLabel, namespaceLabel),
+	}
+}
+
+// forget drops every series of the pod.
+func (m *collectors) forget(name types.NamespacedName) {
+	labels := prometheus.Labels{nameLabel: name.Name, namespaceLabel: name.Namespace}
+	m.state.DeletePartialMatch(labels)
+	m.unstarted.Delete(labels)
+	m.unbound.Delete(labels)
+}
+
+// setState replaces the pod's karpenter_pods_state series; node is the pod's node (empty when unbound or
+// not found).
+func (m *collectors) setState(pod *corev1.Pod, node *corev1.Node) {
+	m.state.DeletePartialMatch(prometheus.Labels{nameLabel: pod.Name, namespaceLabel: pod.Namespace})
+	_, ready := conditionTrue(pod, corev1.PodReady)
+	m.state.WithLabelValues(pod.Name, pod.Namespace, owner(pod), pod.Spec.NodeName, strconv.FormatBool(pod.Spec.NodeName != ""),
+		node.Labels[v1.NodePoolLabelKey], node.Labels[corev1.LabelTopologyZone], node.Labels[corev1.LabelArchStable],
+		node.Labels[v1.CapacityTypeLabelKey], node.Labels[corev1.LabelInstanceTypeStable], string(pod.Status.Phase),
+		strconv.FormatBool(ready), strconv.FormatBool(node.Labels[v1.NodePoolLabelKey] != "")).Set(1)
+}
+
+// setWaiting sets the unbound and unstarted times of a pending pod, or drops them once it is bound or
+// started.
+func (m *collectors) setWaiting(pod *corev1.Pod, now time.Time) {
+	labels := prometheus.Labels{nameLabel: pod.Name, namespaceLabel: pod.Namespace}
+	age := now.Sub(pod.CreationTimestamp.Time).Seconds()
+	if _, scheduled := conditionTrue(pod, corev1.PodScheduled); pod.Status.Phase == corev1.PodPending && !scheduled {
+		m.unbound.With(labels).Set(age)
+	} else {
+		m.unbound.Delete(labels)
+	}
+	if pod.Status.Phase == corev1.PodPending {
+		m.unstarted.With(labels).Set(age)
+	} else {
+		m.unstarted.Delete(labels)
+	}
+}
+
+// owner is the path of the pod's first owner, as upstream's owner label spells it.
+func owner(pod *corev1.Pod) string {
+	if len(pod.OwnerReferences) == 0 {
+		return ""
+	}
+	ref := pod.OwnerReferences[0]
+	return fmt.Sprintf("/apis/%s/namespaces/%s/%ss/%s", ref.APIVersion, pod.Namespace, strings.ToLower(ref.Kind), ref.Name)
+}
+
+// conditionTrue returns when the pod's condition of type t became true, if it is true.
+func conditionTrue(pod *corev1.Pod, t corev1.PodConditionType) (time.Time, bool) {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return c.LastTransitionTime.Time, true
+		}
+	}
+	return time.Time{}, false
+}
