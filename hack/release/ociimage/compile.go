@@ -27,6 +27,7 @@ func compile(ctx context.Context, cfg Config, platform v1.Platform) ([]byte, err
 	ldflags := fmt.Sprintf("-s -w -X main.version=%s -X main.commit=%s", cfg.Version, cfg.Commit)
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags, "-o", out, cfg.Package)
 	cmd.Dir = cfg.SourceDir
+	dieWithParent(cmd)
 	cmd.Env = append(buildEnv(os.Environ()), "CGO_ENABLED=0", "GOOS="+platform.OS, "GOARCH="+platform.Architecture)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
