@@ -6,6 +6,14 @@ CRD_DIR := pkg/apis/crds
 # The chart ships the CRDs in crds/ (installed once by helm install) and the CRD chart as templates.
 CHART_CRD_DIRS := charts/lathe/crds charts/lathe-crd/templates
 
+# Release stamping (docs/release.md): the VERSION file, the commit, and the commit time as the date of every
+# file in the image (SOURCE_DATE_EPOCH overrides it), so a commit always builds the same image.
+VERSION := $(shell cat VERSION)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
+IMAGE_REPO ?= ghcr.io/lathe-autoscaler/lathe
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+
 .PHONY: all
 all: generate build
 
@@ -34,12 +42,19 @@ verify-generate: generate
 tools:
 	hack/tools/build.sh
 
-## build: build the lathe binary, the lean lathe-simulate (`lathe simulate` without the operator) and karpenter-convert into bin/.
+## build: build the lathe binary (version and commit stamped: lathe --version), the lean lathe-simulate (`lathe simulate` without the operator) and karpenter-convert into bin/.
 .PHONY: build
 build:
-	$(GO) build -o bin/lathe ./cmd/lathe
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/lathe ./cmd/lathe
 	$(GO) build -o bin/lathe-simulate ./cmd/lathe-simulate
 	$(GO) build -o bin/karpenter-convert ./cmd/karpenter-convert
+
+## release: build the linux/amd64+arm64 image (dist/image/, dist/lathe-image.tar), the chart and the CRD chart into dist/ (docs/release.md).
+.PHONY: release
+release:
+	@test -n "$(COMMIT)" -a -n "$(SOURCE_DATE_EPOCH)" || { echo "release: not a git checkout; set COMMIT and SOURCE_DATE_EPOCH" >&2; exit 1; }
+	$(GO) run ./hack/release -version $(VERSION) -commit $(COMMIT) -source-date-epoch $(SOURCE_DATE_EPOCH) \
+		-image $(IMAGE_REPO) -chart charts/lathe -crd-chart charts/lathe-crd -out dist
 
 ## test-tools: build the binaries the tests run (everything but kubectl, which only people use).
 .PHONY: test-tools

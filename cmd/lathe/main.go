@@ -1,7 +1,10 @@
 // Command lathe runs the Lathe node autoscaler. Settings come from Karpenter's environment variables or from
 // the equivalent flags; run "lathe --help" for the list.
 //
-// Exit codes: 0 after a clean shutdown (SIGINT or SIGTERM) or --help, 1 when the operator fails, 2 when the
+// "lathe --version" prints the version and commit the binary was built from (make build and make release
+// stamp them) and exits.
+//
+// Exit codes: 0 after a clean shutdown (SIGINT or SIGTERM), --help or --version, 1 when the operator fails, 2 when the
 // settings are invalid.
 package main
 
@@ -13,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"k8s.io/klog/v2"
@@ -43,6 +47,10 @@ func main() {
 
 // run wires settings, logger and operator together and returns the process exit code.
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
+		fmt.Fprintf(stdout, "lathe %s commit %s %s %s/%s\n", version, orUnknown(commit), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		return 0
+	}
 	opts, err := options.Parse(args, getenv)
 	if errors.Is(err, flag.ErrHelp) {
 		if err := options.Usage(stdout); err != nil {
@@ -90,4 +98,11 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 1
 	}
 	return 0
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }

@@ -42,7 +42,7 @@ func buildAndRun(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	binary = filepath.Join(dir, "lathe")
 	// go test puts $GOROOT/bin first on PATH, so this is the toolchain running the tests.
-	build := exec.Command("go", "build", "-ldflags", "-X main.version=v9.9.9-test", "-o", binary, ".")
+	build := exec.Command("go", "build", "-ldflags", "-X main.version=v9.9.9-test -X main.commit=0123abcd", "-o", binary, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintf(os.Stderr, "building lathe, %v\n", err)
@@ -127,6 +127,18 @@ func TestHelpExitsWithCode0(t *testing.T) {
 	for _, fragment := range []string{"--cluster-name, CLUSTER_NAME", "--batch-idle-duration, BATCH_IDLE_DURATION"} {
 		if !strings.Contains(got.stdout, fragment) {
 			t.Errorf("stdout lacks %q:\n%s", fragment, got.stdout)
+		}
+	}
+}
+
+func TestVersionPrintsVersionAndCommit(t *testing.T) {
+	for _, arg := range []string{"--version", "-version"} {
+		got := runLathe(t, nil, arg)
+		if got.code != 0 {
+			t.Errorf("lathe %s: exit code = %d, want 0 (stderr %q)", arg, got.code, got.stderr)
+		}
+		if !strings.HasPrefix(got.stdout, "lathe v9.9.9-test commit 0123abcd ") {
+			t.Errorf("lathe %s: stdout = %q, want it to start with the stamped version and commit", arg, got.stdout)
 		}
 	}
 }
