@@ -25,6 +25,13 @@
 // a large answer ("use of closed network connection", aws/aws-sdk-go-v2#2737) and the SDK retries the call
 // (net.ErrClosed is retryable), so a test counting calls must allow for a retry.
 //
+// # Policy
+//
+// With Options.EnforcePolicy (policy.go), the fake answers as AWS does for a controller role holding only
+// Karpenter's getting-started controller policy: actions it doesn't name are refused (UnauthorizedOperation,
+// AccessDenied, AccessDeniedException) and its tag conditions on what is created, used, tagged and deleted
+// are checked, so tests prove Lathe runs under a role kept from Karpenter.
+//
 // # Boot
 //
 // With BootNodesInto (boot.go), an instance CreateFleet starts boots like a node: its launch template's
