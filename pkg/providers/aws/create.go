@@ -117,7 +117,7 @@ func (c *CloudProvider) launchRequest(ctx context.Context, nodeClaim *v1.NodeCla
 			continue
 		}
 		if _, ok := templates[image]; !ok {
-			name, err := c.ensureTemplate(ctx, nodeClaim, nodeClass, image)
+			name, err := c.ensureTemplate(ctx, nodeClaim, nodeClass, image, tags, capacityType == v1.CapacityTypeSpot)
 			if err != nil {
 				return req, err
 			}
@@ -169,7 +169,9 @@ func imageFor(nodeClass *awsv1.EC2NodeClass, it *cloudprovider.InstanceType) str
 }
 
 // ensureTemplate renders the node's user data and ensures the launch template for it and the image.
-func (c *CloudProvider) ensureTemplate(ctx context.Context, nodeClaim *v1.NodeClaim, nodeClass *awsv1.EC2NodeClass, image string) (string, error) {
+// tags are the instance's, which the template carries too (see launchtemplate.Input.Tags).
+func (c *CloudProvider) ensureTemplate(ctx context.Context, nodeClaim *v1.NodeClaim, nodeClass *awsv1.EC2NodeClass, image string,
+	tags map[string]string, spot bool) (string, error) {
 	doc, err := c.userData(UserDataInput{
 		NodeClass: nodeClass, Family: nodeClass.AMIFamily(), ClusterName: c.clusterName, ClusterEndpoint: c.clusterEndpoint,
 		ClusterCABundle: c.clusterCABundle, ClusterDNS: c.clusterDNS, ClusterCIDR: c.clusterCIDR, Labels: nodeLabels(nodeClaim), Taints: nodeTaints(nodeClaim),
@@ -181,7 +183,7 @@ func (c *CloudProvider) ensureTemplate(ctx context.Context, nodeClaim *v1.NodeCl
 		NodeClassName: nodeClass.Name, ImageID: image, UserData: doc, SecurityGroupIDs: securityGroupIDs(nodeClass),
 		InstanceProfile: nodeClass.Status.InstanceProfile, BlockDevices: nodeClass.Spec.BlockDeviceMappings,
 		Metadata: nodeClass.Spec.MetadataOptions, AssociatePublicIP: nodeClass.Spec.AssociatePublicIPAddress,
-		DetailedMonitoring: nodeClass.Spec.DetailedMonitoring != nil && *nodeClass.Spec.DetailedMonitoring, Tags: nodeClass.Spec.Tags,
+		DetailedMonitoring: nodeClass.Spec.DetailedMonitoring != nil && *nodeClass.Spec.DetailedMonitoring, Tags: tags, TagSpotRequests: spot,
 	})
 	if err != nil {
 		return "", fmt.Errorf("ensuring launch template, %w", err)
