@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // KarpenterPolicy makes the fake answer as AWS does for a controller role that holds only Karpenter
@@ -37,6 +38,29 @@ import (
 // iam:PassRole, RunInstances, the interruption queue (SQS) and zonal shift statements.
 type KarpenterPolicy struct {
 	ClusterName string
+
+	mu      sync.Mutex
+	denials []string
+}
+
+// PolicyDenials lists the calls the enforced policy refused, as "service:Action: reason", oldest first
+// (none without a policy).
+func (s *Server) PolicyDenials() []string {
+	p := s.opts.EnforcePolicy
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.denials)
+}
+
+// refuse records a refused call and returns its answer.
+func (p *KarpenterPolicy) refuse(code string, status int, service, action string, d *policyDenial) *apiError {
+	p.mu.Lock()
+	p.denials = append(p.denials, service+":"+action+": "+d.reason)
+	p.mu.Unlock()
+	return &apiError{Code: code, Status: status, Message: deniedMessage(p, service, action, d)}
 }
 
 // Tag keys the policy's conditions name.
@@ -137,11 +161,11 @@ func (s *Server) authorizeQuery(r *http.Request, service, action string, q query
 			d = s.ec2Denial(p, action, q)
 		}
 		if d != nil {
-			return &apiError{Code: "UnauthorizedOperation", Status: http.StatusForbidden, Message: deniedMessage(p, service, action, d)}
+			return p.refuse("UnauthorizedOperation", http.StatusForbidden, service, action, d)
 		}
 	case "iam":
 		if d = s.iamDenial(p, action, q); d != nil {
-			return &apiError{Code: "AccessDenied", Status: http.StatusForbidden, Message: deniedMessage(p, service, action, d)}
+			return p.refuse("AccessDenied", http.StatusForbidden, service, action, d)
 		}
 	}
 	return nil
@@ -168,7 +192,7 @@ func (s *Server) authorizeJSON(r *http.Request, service, op string, body []byte)
 	if d == nil {
 		return nil
 	}
-	return &apiError{Code: "AccessDeniedException", Status: http.StatusBadRequest, Message: deniedMessage(p, service, op, d)}
+	return p.refuse("AccessDeniedException", http.StatusBadRequest, service, op, d)
 }
 
 // authorizeREST decides an EKS call: DescribeCluster of the policy's cluster only.
@@ -178,7 +202,7 @@ func (s *Server) authorizeREST(r *http.Request, service, op, rest string) *apiEr
 		return nil
 	}
 	d := &policyDenial{fmt.Sprintf("arn:aws:eks:%s:%s:cluster/%s", requestRegion(r), Account, rest), "AllowAPIServerEndpointDiscovery covers only cluster " + p.ClusterName}
-	return &apiError{Code: "AccessDeniedException", Status: http.StatusForbidden, Message: deniedMessage(p, service, op, d)}
+	return p.refuse("AccessDeniedException", http.StatusForbidden, service, op, d)
 }
 
 // deniedMessage reads like AWS's, with the fake's reason appended.

@@ -2,6 +2,7 @@ package fakeaws
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -100,6 +101,9 @@ func TestPolicyAllowsTheRegionalReadsOnly(t *testing.T) {
 	cfg.Region = "eu-west-1"
 	_, err = ec2.NewFromConfig(cfg).DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{})
 	wantCode(t, "ec2", err, "UnauthorizedOperation")
+	if got := r.PolicyDenials(); len(got) != 2 || !strings.HasPrefix(got[0], "ec2:DescribeAvailabilityZones") {
+		t.Fatalf("denials = %q", got)
+	}
 }
 
 func TestPolicyCreateLaunchTemplateNeedsTheOwnershipAndNodePoolTags(t *testing.T) {
