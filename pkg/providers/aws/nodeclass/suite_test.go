@@ -49,7 +49,8 @@ type fixture struct {
 }
 
 func newFixture() *fixture {
-	f := &fixture{aws: fakeaws.New(fakeaws.Options{}).Start(), recorder: &recorder{}}
+	// The fake enforces Karpenter's controller policy: the controller must work under a role kept from it.
+	f := &fixture{aws: fakeaws.New(fakeaws.Options{EnforcePolicy: &fakeaws.KarpenterPolicy{ClusterName: cluster}}).Start(), recorder: &recorder{}}
 	DeferCleanup(f.aws.Close)
 	f.network = f.aws.SeedClusterNetwork(cluster)
 	f.clock = clocktesting.NewFakeClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
