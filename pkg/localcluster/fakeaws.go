@@ -38,7 +38,8 @@ type FakeAWS struct {
 // StartFakeAWS starts the fake with the tutorial's seeds: a VPC with a subnet per zone and a security group
 // tagged karpenter.sh/discovery=<cluster>, the node role KarpenterNodeRole-<cluster>, the EKS-optimized
 // images and SSM parameters, the EKS cluster (the local API server's endpoint and CA) and the interruption
-// queue <cluster>. Close it with Close.
+// queue <cluster>. It answers as AWS does for a controller role holding only Karpenter v1.14's getting-started
+// controller policy for the cluster (fakeaws.KarpenterPolicy). Close it with Close.
 func StartFakeAWS(c *Cluster, opts FakeAWSOptions) (*FakeAWS, error) {
 	if opts.KubernetesVersion == "" {
 		opts.KubernetesVersion = "1.37"
@@ -52,7 +53,8 @@ func StartFakeAWS(c *Cluster, opts FakeAWSOptions) (*FakeAWS, error) {
 		}
 	}
 	caBundle := base64.StdEncoding.EncodeToString(ca)
-	server := fakeaws.New(fakeaws.Options{})
+	// Lathe must run under the controller role a team keeps from Karpenter: the fake enforces its policy.
+	server := fakeaws.New(fakeaws.Options{EnforcePolicy: &fakeaws.KarpenterPolicy{ClusterName: opts.ClusterName}})
 	server.SeedClusterNetwork(opts.ClusterName)
 	server.CreateQueue(opts.ClusterName)
 	server.SeedEKSOptimizedImages(opts.KubernetesVersion)

@@ -175,6 +175,11 @@ func TestAWSProviderAgainstFakeAWS(t *testing.T) {
 		t.Error("the leaked instance was not garbage collected")
 	}
 
+	// The fake enforces Karpenter's controller policy: nothing Lathe did so far was refused.
+	if denied := fake.PolicyDenials(); len(denied) > 0 {
+		t.Errorf("calls Karpenter's controller policy refuses: %q", denied)
+	}
+
 	noSubnets(t, fake)
 
 	if err := s.kubeClient.DeleteAllOf(ctx, &v1.NodeClaim{}); err != nil {

@@ -26,7 +26,8 @@ func TestEachFamilyBootsANodeWithTheNodeClaimsLabelsAndTaints(t *testing.T) {
 		awsv1.AMIFamilyBottlerocket: "/aws/service/bottlerocket/aws-k8s-1.32/x86_64/latest/image_id",
 	} {
 		t.Run(family, func(t *testing.T) {
-			h := newHarness(t, func(d *aws.Deps) {
+			cluster := "demo-" + family
+			h := newHarnessUnderPolicy(t, cluster, func(d *aws.Deps) {
 				d.UserData, d.ClusterCIDR, d.ClusterDNS, d.ClusterCABundle = aws.RenderUserData, "10.100.0.0/16", "10.100.0.10", "Q0E="
 			})
 			h.fake.SeedEKSOptimizedImages("1.32")
@@ -34,7 +35,6 @@ func TestEachFamilyBootsANodeWithTheNodeClaimsLabelsAndTaints(t *testing.T) {
 			if !ok {
 				t.Fatalf("no image at %s", parameter)
 			}
-			cluster := "demo-" + family
 			h.provider = h.newProvider(t, func(d *aws.Deps) {
 				d.UserData, d.ClusterCIDR, d.ClusterDNS, d.ClusterCABundle, d.ClusterName = aws.RenderUserData, "10.100.0.0/16", "10.100.0.10", "Q0E=", cluster
 			})

@@ -169,7 +169,7 @@ func (c *CloudProvider) launchRequest(ctx context.Context, nodeClaim *v1.NodeCla
 			}
 			key := image + "/" + o.ReservationID()
 			if _, ok := templates[key]; !ok {
-				name, err := c.ensureTemplate(ctx, nodeClaim, nodeClass, image, reservation)
+				name, err := c.ensureTemplate(ctx, nodeClaim, nodeClass, image, tags, capacityType == v1.CapacityTypeSpot, reservation)
 				if err != nil {
 					return req, err
 				}
@@ -216,8 +216,9 @@ func imageFor(nodeClass *awsv1.EC2NodeClass, it *cloudprovider.InstanceType) str
 }
 
 // ensureTemplate renders the node's user data and ensures the launch template for it and the image.
+// tags are the instance's, which the template carries too (see launchtemplate.Input.Tags).
 func (c *CloudProvider) ensureTemplate(ctx context.Context, nodeClaim *v1.NodeClaim, nodeClass *awsv1.EC2NodeClass, image string,
-	reservation *launchtemplate.Reservation) (string, error) {
+	tags map[string]string, spot bool, reservation *launchtemplate.Reservation) (string, error) {
 	doc, err := c.userData(UserDataInput{
 		NodeClass: nodeClass, Family: nodeClass.AMIFamily(), ClusterName: c.clusterName, ClusterEndpoint: c.clusterEndpoint,
 		ClusterCABundle: c.clusterCABundle, ClusterDNS: c.clusterDNS, ClusterCIDR: c.clusterCIDR, Labels: nodeLabels(nodeClaim), Taints: nodeTaints(nodeClaim),
@@ -229,7 +230,7 @@ func (c *CloudProvider) ensureTemplate(ctx context.Context, nodeClaim *v1.NodeCl
 		NodeClassName: nodeClass.Name, ImageID: image, UserData: doc, SecurityGroupIDs: securityGroupIDs(nodeClass),
 		InstanceProfile: nodeClass.Status.InstanceProfile, BlockDevices: nodeClass.Spec.BlockDeviceMappings,
 		Metadata: nodeClass.Spec.MetadataOptions, AssociatePublicIP: nodeClass.Spec.AssociatePublicIPAddress,
-		DetailedMonitoring: nodeClass.Spec.DetailedMonitoring != nil && *nodeClass.Spec.DetailedMonitoring, Tags: nodeClass.Spec.Tags,
+		DetailedMonitoring: nodeClass.Spec.DetailedMonitoring != nil && *nodeClass.Spec.DetailedMonitoring, Tags: tags, TagSpotRequests: spot,
 		CapacityReservation: reservation, OptOutOfOpenReservations: c.reservations != nil && reservation == nil,
 	})
 	if err != nil {

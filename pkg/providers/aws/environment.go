@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"slices"
 
 	sdkaws "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -61,7 +60,7 @@ type Controller interface {
 // EC2NodeClass status and hash controllers, the launch template sweeper): the SDK configuration (region,
 // credentials, endpoint) from the default chain only (environment, shared config, web identity / IRSA,
 // Pod Identity, instance metadata), so credentials never pass through Lathe's settings or logs; the
-// region's zones from DescribeAvailabilityZones; and whatever of the cluster endpoint, CA bundle and
+// region's zones from its subnets (regionZones); and whatever of the cluster endpoint, CA bundle and
 // service range the settings leave out from EKS DescribeCluster.
 func NewFromEnvironment(ctx context.Context, deps EnvironmentDeps) (*CloudProvider, []Controller, error) {
 	s := deps.Settings
@@ -161,17 +160,4 @@ func clusterDNS(cidr string) string {
 		addr = addr.Next()
 	}
 	return addr.String()
-}
-
-func regionZones(ctx context.Context, api *ec2.Client) ([]string, error) {
-	out, err := api.DescribeAvailabilityZones(ctx, &ec2.DescribeAvailabilityZonesInput{})
-	if err != nil {
-		return nil, fmt.Errorf("describing availability zones, %w", err)
-	}
-	var zones []string
-	for _, z := range out.AvailabilityZones {
-		zones = append(zones, sdkaws.ToString(z.ZoneName))
-	}
-	slices.Sort(zones)
-	return zones, nil
 }

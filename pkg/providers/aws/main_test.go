@@ -50,7 +50,14 @@ type harness struct {
 
 func newHarness(t testing.TB, mutate ...func(*aws.Deps)) *harness {
 	t.Helper()
-	h := &harness{fake: fakeaws.New(fakeaws.Options{}).Start(), clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}
+	return newHarnessUnderPolicy(t, clusterName, mutate...)
+}
+
+// newHarnessUnderPolicy is a harness whose fake holds the provider to Karpenter's controller policy for the
+// cluster: Lathe must run under a role kept from Karpenter.
+func newHarnessUnderPolicy(t testing.TB, policyCluster string, mutate ...func(*aws.Deps)) *harness {
+	t.Helper()
+	h := &harness{fake: fakeaws.New(fakeaws.Options{EnforcePolicy: &fakeaws.KarpenterPolicy{ClusterName: policyCluster}}).Start(), clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}
 	t.Cleanup(h.fake.Close)
 	h.provider = h.newProvider(t, mutate...)
 	return h

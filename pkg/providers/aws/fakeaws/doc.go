@@ -35,6 +35,13 @@
 // recommendation, a state change, an AWS Health scheduled change, a capacity reservation interruption.
 // A terminated instance's StateReason says whether it was terminated by its user or reclaimed.
 //
+// # Policy
+//
+// With Options.EnforcePolicy (policy.go), the fake answers as AWS does for a controller role holding only
+// Karpenter's getting-started controller policy: actions it doesn't name are refused (UnauthorizedOperation,
+// AccessDenied, AccessDeniedException) and its tag conditions on what is created, used, tagged and deleted
+// are checked, so tests prove Lathe runs under a role kept from Karpenter.
+//
 // # Boot
 //
 // With BootNodesInto (boot.go), an instance CreateFleet starts boots like a node: its launch template's

@@ -65,6 +65,10 @@ func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, service strin
 		fail(errorf("SerializationException", "reading the request body: %v", err))
 		return
 	}
+	if e := s.authorizeJSON(r, service, op, body); e != nil {
+		fail(e)
+		return
+	}
 	out, err := h(s, body)
 	if err != nil {
 		fail(asAPIError(err))

@@ -108,6 +108,10 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request, service stri
 		fail(errorf("InvalidAction", "the action %s is not valid for this web service (fakeaws does not fake %s.%s)", action, service, action))
 		return
 	}
+	if e := s.authorizeQuery(r, service, action, q); e != nil {
+		fail(e)
+		return
+	}
 	out, err := h(s, q)
 	if err != nil {
 		fail(asAPIError(err))

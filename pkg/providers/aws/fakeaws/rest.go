@@ -37,6 +37,10 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, service strin
 			fail(e)
 			return
 		}
+		if e := s.authorizeREST(r, service, route.operation, rest); e != nil {
+			fail(e)
+			return
+		}
 		out, err := route.handle(s, rest, r)
 		if err != nil {
 			fail(asAPIError(err))

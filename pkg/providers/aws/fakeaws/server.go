@@ -22,6 +22,9 @@ type Options struct {
 	Zones []string
 	// Clock stamps what the fake records (spot price history, launch times). Default the real clock.
 	Clock clock.Clock
+	// EnforcePolicy, when set, answers as AWS does for a controller role holding only Karpenter's
+	// getting-started controller policy for the cluster (policy.go).
+	EnforcePolicy *KarpenterPolicy
 }
 
 func (o Options) withDefaults() Options {

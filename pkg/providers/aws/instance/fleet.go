@@ -119,7 +119,8 @@ func launched(out *ec2.CreateFleetOutput, capacityType string, tags map[string]s
 }
 
 // fleetInput is an instant fleet of n instances over the overrides, one launch template config per
-// template.
+// template, tagging the fleet, its instances and their volumes (an instant fleet can't tag network
+// interfaces: the launch template does).
 func fleetInput(capacityType string, overrides []Override, n int, tags map[string]string, token string) *ec2.CreateFleetInput {
 	byTemplate := map[string][]ec2types.FleetLaunchTemplateOverridesRequest{}
 	var templates []string
@@ -158,7 +159,7 @@ func fleetInput(capacityType string, overrides []Override, n int, tags map[strin
 		TagSpecifications: []ec2types.TagSpecification{
 			{ResourceType: ec2types.ResourceTypeInstance, Tags: ec2Tags},
 			{ResourceType: ec2types.ResourceTypeVolume, Tags: ec2Tags},
-			{ResourceType: ec2types.ResourceTypeNetworkInterface, Tags: ec2Tags},
+			{ResourceType: ec2types.ResourceTypeFleet, Tags: ec2Tags},
 		},
 	}
 	if capacityType == capacityTypeSpot {

@@ -116,7 +116,9 @@ func (p *Provider) Create(ctx context.Context, name, role, path string, tags map
 		}
 		profile = *out.InstanceProfile
 	} else if missing := missingTags(profile.Tags, tags); len(missing) > 0 {
-		if _, err := p.api.TagInstanceProfile(ctx, &iam.TagInstanceProfileInput{InstanceProfileName: aws.String(name), Tags: missing}); err != nil {
+		// All the tags, not only the missing ones: Karpenter's controller policy lets TagInstanceProfile
+		// through only when the request carries the cluster, EKS, region and node class tags.
+		if _, err := p.api.TagInstanceProfile(ctx, &iam.TagInstanceProfileInput{InstanceProfileName: aws.String(name), Tags: iamTags(tags)}); err != nil {
 			return fmt.Errorf("tagging instance profile %s, %w", name, err)
 		}
 		profile.Tags = append(profile.Tags, missing...)

@@ -6,8 +6,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/iam"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	awsv1 "github.com/lathe-autoscaler/lathe/pkg/apis/aws/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/fakeaws"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/instanceprofile"
 )
@@ -67,5 +69,30 @@ func TestAMissingRoleIsRememberedForAMinute(t *testing.T) {
 	r.AddRole("missing")
 	if err := p.Create(ctx, "demo_2", "missing", "/", nil); err != nil {
 		t.Fatalf("after a minute: %v", err)
+	}
+}
+
+// Under Karpenter's controller policy, a profile is created, retagged when the node class's tags change
+// (TagInstanceProfile must carry every ownership tag, not only the new one), and deleted.
+func TestProfilesUnderKarpentersPolicy(t *testing.T) {
+	r := fakeaws.New(fakeaws.Options{EnforcePolicy: &fakeaws.KarpenterPolicy{ClusterName: "demo"}}).Start()
+	defer r.Close()
+	r.AddRole("KarpenterNodeRole-demo")
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	p := instanceprofile.NewProvider(iam.NewFromConfig(r.AWSConfig()), clk, "us-east-1", "demo")
+	ctx := context.Background()
+	nc := &awsv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: "default", UID: "uid-1"}}
+	if err := p.Create(ctx, "demo_1", "KarpenterNodeRole-demo", p.Path(nc), p.Tags(nc)); err != nil {
+		t.Fatal(err)
+	}
+	nc.Spec.Tags = map[string]string{"team": "a"}
+	if err := p.Create(ctx, "demo_1", "KarpenterNodeRole-demo", p.Path(nc), p.Tags(nc)); err != nil {
+		t.Fatalf("retagging: %v", err)
+	}
+	if profiles := r.InstanceProfiles(); len(profiles) != 1 || profiles[0].Tags["team"] != "a" {
+		t.Fatalf("profiles = %+v", profiles)
+	}
+	if err := p.Delete(ctx, "demo_1"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -66,13 +66,19 @@ type Input struct {
 	// AssociatePublicIP is the node class's associatePublicIPAddress (nil: the subnet decides).
 	AssociatePublicIP  *bool
 	DetailedMonitoring bool
-	// Tags go on the template itself, with the cluster and node class tags.
+	// Tags are the instance's tags (the node class's with Karpenter's static ones: the cluster's ownership,
+	// EKS cluster name, node pool and node class tags). They go on the template itself, with Lathe's cluster
+	// and node class tags, and on what the template launches that the fleet can't tag: the network
+	// interface and, with TagSpotRequests, the spot instance request. Karpenter's controller policy lets
+	// only templates and resources so tagged be created and used, so a template serves one node pool.
 	Tags map[string]string
 	// CapacityReservation is the reservation a reserved launch targets (nil for on-demand and spot).
 	CapacityReservation *Reservation `json:",omitempty"`
 	// OptOutOfOpenReservations keeps on-demand and spot launches out of open capacity reservations (the
 	// ReservedCapacity gate is on).
 	OptOutOfOpenReservations bool `json:",omitempty"`
+	// TagSpotRequests tags the spot instance request too (for a spot launch).
+	TagSpotRequests bool
 }
 
 // Provider creates, finds and deletes launch templates. Safe for concurrent use.
@@ -184,7 +190,7 @@ func (p *Provider) create(ctx context.Context, name string, in Input) error {
 	tags[NodeClassTagKey] = in.NodeClassName
 	_, err := p.ec2.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
 		LaunchTemplateName: aws.String(name),
-		LaunchTemplateData: templateData(in),
+		LaunchTemplateData: withLaunchTags(templateData(in), in),
 		TagSpecifications:  []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: ec2Tags(tags)}},
 	})
 	if hasCode(err, "InvalidLaunchTemplateName.AlreadyExistsException") {

@@ -209,6 +209,8 @@ var _ = Describe("EC2NodeClass resolution", func() {
 	})
 
 	It("resolves images by id, by name and owner, and through a custom SSM parameter", func(ctx SpecContext) {
+		// A parameter outside /aws/service/ needs ssm:GetParameter beyond Karpenter's policy, as in Karpenter.
+		f = newFixture(true)
 		byID := f.aws.AddImage(fakeaws.Image{Name: "by-id", CreationDate: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
 		f.aws.AddImage(fakeaws.Image{Name: "golden-arm", Architecture: "arm64", CreationDate: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)})
 		f.aws.AddImage(fakeaws.Image{Name: "golden-other-owner", Architecture: "arm64", OwnerID: "111122223333", CreationDate: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)})

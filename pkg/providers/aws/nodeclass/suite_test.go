@@ -48,8 +48,14 @@ type fixture struct {
 	controller *nodeclass.Controller
 }
 
-func newFixture() *fixture {
-	f := &fixture{aws: fakeaws.New(fakeaws.Options{}).Start(), recorder: &recorder{}}
+// newFixture's fake enforces Karpenter's controller policy (the controller must work under a role kept from
+// Karpenter), unless a spec turns it off with withoutPolicy for what needs more than that policy.
+func newFixture(withoutPolicy ...bool) *fixture {
+	opts := fakeaws.Options{EnforcePolicy: &fakeaws.KarpenterPolicy{ClusterName: cluster}}
+	if len(withoutPolicy) > 0 && withoutPolicy[0] {
+		opts.EnforcePolicy = nil
+	}
+	f := &fixture{aws: fakeaws.New(opts).Start(), recorder: &recorder{}}
 	DeferCleanup(f.aws.Close)
 	f.network = f.aws.SeedClusterNetwork(cluster)
 	f.clock = clocktesting.NewFakeClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
