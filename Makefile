@@ -31,10 +31,10 @@ build:
 	$(GO) build -o bin/lathe ./cmd/lathe
 	$(GO) build -o bin/lathe-simulate ./cmd/lathe-simulate
 
-## test-tools: build the binaries the tests run (everything but kubectl, which only people use).
+## test-tools: build the binaries the tests run (everything but kubectl, which only people use), and fetch prometheus.
 .PHONY: test-tools
 test-tools:
-	hack/tools/build.sh etcd kube-apiserver kube-controller-manager kube-scheduler kwok
+	hack/tools/build.sh etcd kube-apiserver kube-controller-manager kube-scheduler kwok prometheus
 
 ## test: build what the tests need, then run every test.
 .PHONY: test
