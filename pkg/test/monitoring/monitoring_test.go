@@ -121,6 +121,11 @@ func TestDashboardsAreGrafanaDashboards(t *testing.T) {
 				if tg.Datasource == nil || tg.Datasource.UID != "${datasource}" || tg.Expr == "" {
 					t.Errorf("%s: panel %q query %s: want an expression on ${datasource}", d.File, p.Title, tg.RefID)
 				}
+				// A vector() fallback would let the Prometheus test pass on a metric Lathe never exports;
+				// the panel's noValue shows 0 instead.
+				if strings.Contains(tg.Expr, "vector(") {
+					t.Errorf("%s: panel %q query %s falls back to vector()", d.File, p.Title, tg.RefID)
+				}
 			}
 		}
 	}
