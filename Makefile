@@ -56,10 +56,10 @@ release:
 	$(GO) run ./hack/release -version $(VERSION) -commit $(COMMIT) -source-date-epoch $(SOURCE_DATE_EPOCH) \
 		-image $(IMAGE_REPO) -chart charts/lathe -crd-chart charts/lathe-crd -out dist
 
-## test-tools: build the binaries the tests run (everything but kubectl, which only people use).
+## test-tools: build the binaries the tests run (everything but kubectl, which only people use), and fetch prometheus.
 .PHONY: test-tools
 test-tools:
-	hack/tools/build.sh etcd kube-apiserver kube-controller-manager kube-scheduler kwok
+	hack/tools/build.sh etcd kube-apiserver kube-controller-manager kube-scheduler kwok prometheus
 
 ## test: build what the tests need, then run every test.
 .PHONY: test
