@@ -32,5 +32,4 @@ const notApplicable = `## Karpenter metrics Lathe does not serve (yet)
 | ` + "`karpenter_ec2nodeclasses_userdata_bytes`" + ` | not implemented yet |
 | ` + "`karpenter_scheduler_pending_pods_by_effective_zone_count`" + ` | not implemented yet |
 | ` + "`karpenter_pods_scheduling_decision_duration_seconds`, `karpenter_pods_provisioning_{bound_duration,startup_duration,unbound_time,unstarted_time,scheduling_undecided_time}_seconds`" + ` | measured from when upstream's cluster state first saw the pod and first decided on it; Lathe's cluster state does not record those times yet (not implemented) |
-| ` + "`karpenter_nodepools_cost_total`, `karpenter_nodepools_cost_tracker_errors_total`" + ` | not implemented yet |
 `

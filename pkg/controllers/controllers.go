@@ -91,7 +91,7 @@ func Register(ctx context.Context, deps Deps) error {
 		lifecycle.NewController(lifecycle.Deps{Client: mgr.GetClient(), CloudProvider: measured("nodeclaim.lifecycle"), Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
 		nodeclaimtermination.NewController(nodeclaimtermination.Deps{Client: mgr.GetClient(), CloudProvider: measured("nodeclaim.termination"), Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
 		nodetermination.NewController(nodetermination.Deps{Client: mgr.GetClient(), CloudProvider: measured("node.termination"), Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
-		counter.NewController(counter.Deps{Client: mgr.GetClient(), Cluster: cluster, Registerer: deps.Registry}),
+		counter.NewController(counter.Deps{Client: mgr.GetClient(), Cluster: cluster, Registerer: deps.Registry, CloudProvider: measured("nodepool.counter")}),
 		readiness.NewController(readiness.Deps{Client: mgr.GetClient(), Clock: deps.Clock}),
 		hash.NewController(hash.Deps{Client: mgr.GetClient()}),
 		podmetrics.NewController(podmetrics.Deps{Client: mgr.GetClient(), Clock: deps.Clock, Registerer: deps.Registry}),

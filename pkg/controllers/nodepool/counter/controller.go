@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 )
 
 const (
@@ -35,8 +36,10 @@ type Deps struct {
 	Client client.Client
 	// Cluster is the cluster state, which owns what a pool's machines add up to.
 	Cluster ClusterState
-	// Registerer receives the karpenter_nodepools_usage and karpenter_nodepools_limit gauges.
+	// Registerer receives the karpenter_nodepools_usage, _limit and _cost_total gauges.
 	Registerer prometheus.Registerer
+	// CloudProvider prices the pool's NodeClaims for karpenter_nodepools_cost_total; nil leaves the cost out.
+	CloudProvider cloudprovider.CloudProvider
 }
 
 // ClusterState is what the counter reads of pkg/state.
@@ -51,12 +54,13 @@ type ClusterState interface {
 type Controller struct {
 	client  client.Client
 	cluster ClusterState
+	cloud   cloudprovider.CloudProvider
 	metrics *poolMetrics
 }
 
 // NewController returns the NodePool counter.
 func NewController(deps Deps) *Controller {
-	return &Controller{client: deps.Client, cluster: deps.Cluster, metrics: newPoolMetrics(deps.Registerer)}
+	return &Controller{client: deps.Client, cluster: deps.Cluster, cloud: deps.CloudProvider, metrics: newPoolMetrics(deps.Registerer)}
 }
 
 // Name returns the controller's name.
@@ -96,6 +100,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	nodes := usage[v1.ResourceNodes]
 	count := nodes.Value()
 	c.metrics.set(nodePool.Name, usage, corev1.ResourceList(nodePool.Spec.Limits))
+	c.setCost(ctx, nodePool)
 	if equality.Semantic.DeepEqual(nodePool.Status.Resources, usage) &&
 		nodePool.Status.Nodes != nil && *nodePool.Status.Nodes == count {
 		return reconcile.Result{RequeueAfter: recountInterval}, nil

@@ -12,10 +12,13 @@ import (
 
 const subsystem = "nodepools"
 
-// poolMetrics are the per-NodePool usage and limit gauges.
+// poolMetrics are the per-NodePool usage, limit and cost gauges.
 type poolMetrics struct {
 	usage *prometheus.GaugeVec
 	limit *prometheus.GaugeVec
+	cost  *prometheus.GaugeVec
+	// costErrors counts the pricing passes that failed (a list or the instance types).
+	costErrors *prometheus.CounterVec
 }
 
 func newPoolMetrics(reg prometheus.Registerer) *poolMetrics {
@@ -29,6 +32,14 @@ func newPoolMetrics(reg prometheus.Registerer) *poolMetrics {
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "limit",
 			Help: "The NodePool's limits, by resource type; only resources in spec.limits are exported.",
 		}, labels...),
+		cost: metrics.NewGauge(reg, prometheus.GaugeOpts{
+			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "cost_total",
+			Help: "What the NodePool's launched NodeClaims cost per hour at their offerings' prices, in the cloud provider's currency; an estimate, not a bill.",
+		}, metrics.NodePoolLabel),
+		costErrors: metrics.NewCounter(reg, prometheus.CounterOpts{
+			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "cost_tracker_errors_total",
+			Help: "Times pricing the NodePool's NodeClaims for karpenter_nodepools_cost_total failed.",
+		}, metrics.NodePoolLabel),
 	}
 }
 
@@ -61,4 +72,5 @@ func value(name corev1.ResourceName, q resource.Quantity) float64 {
 func (m *poolMetrics) forget(pool string) {
 	m.usage.DeletePartialMatch(prometheus.Labels{metrics.NodePoolLabel: pool})
 	m.limit.DeletePartialMatch(prometheus.Labels{metrics.NodePoolLabel: pool})
+	m.cost.DeletePartialMatch(prometheus.Labels{metrics.NodePoolLabel: pool})
 }

@@ -1,0 +1,56 @@
+package counter
+
+import (
+	"context"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
+)
+
+// setCost sets karpenter_nodepools_cost_total: the summed hourly price of the pool's launched NodeClaims,
+// each at the offering its labels name (instance type, zone, capacity type, reservation). A claim whose
+// offering the provider no longer lists adds nothing. Failures keep the last value and are logged: the
+// gauge is an estimate and must not hold up the pool's status.
+func (c *Controller) setCost(ctx context.Context, nodePool *v1.NodePool) {
+	if c.cloud == nil {
+		return
+	}
+	claims := &v1.NodeClaimList{}
+	if err := c.client.List(ctx, claims, client.MatchingLabels{v1.NodePoolLabelKey: nodePool.Name}); err != nil {
+		log.FromContext(ctx).Error(err, "listing the nodepool's nodeclaims for its cost")
+		c.metrics.costErrors.WithLabelValues(nodePool.Name).Inc()
+		return
+	}
+	its, err := c.cloud.GetInstanceTypes(ctx, nodePool)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "listing the nodepool's instance types for its cost")
+		c.metrics.costErrors.WithLabelValues(nodePool.Name).Inc()
+		return
+	}
+	byName := make(map[string]*cloudprovider.InstanceType, len(its))
+	for _, it := range its {
+		byName[it.Name] = it
+	}
+	total := 0.0
+	for i := range claims.Items {
+		total += price(byName, &claims.Items[i])
+	}
+	c.metrics.cost.WithLabelValues(nodePool.Name).Set(total)
+}
+
+// price is the hourly price of the claim's offering, 0 for a claim not launched or of an unknown offering.
+func price(byName map[string]*cloudprovider.InstanceType, claim *v1.NodeClaim) float64 {
+	it, ok := byName[claim.Labels[v1.LabelInstanceType]]
+	if !ok || claim.Status.ProviderID == "" {
+		return 0
+	}
+	offering, ok := it.Offerings.Compatible(scheduling.FromLabels(claim.Labels)).Cheapest()
+	if !ok {
+		return 0
+	}
+	return offering.Price
+}
