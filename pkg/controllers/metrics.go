@@ -26,7 +26,9 @@ import (
 // (karpenter_cloudprovider_*; one set of collectors on reg).
 func meter(cloud cloudprovider.CloudProvider, reg prometheus.Registerer) func(controller string) cloudprovider.CloudProvider {
 	collectors := cpmetrics.NewCollectors(reg)
-	return func(controller string) cloudprovider.CloudProvider { return cpmetrics.Decorate(cloud, controller, collectors) }
+	return func(controller string) cloudprovider.CloudProvider {
+		return cpmetrics.Decorate(cloud, controller, collectors)
+	}
 }
 
 // statusMetrics are the status condition metrics controllers of NodeClaims, NodePools, Nodes and

@@ -15,8 +15,7 @@ const root = "../.."
 
 // awaitingMerge are link targets other parts of issue 10 add (the chart, the metrics reference, the release
 // notes); the guides link to them already. Once a target exists the test asks for its entry to go.
-var awaitingMerge = map[string]bool{
-}
+var awaitingMerge = map[string]bool{}
 
 var (
 	linkPattern = regexp.MustCompile(`\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)

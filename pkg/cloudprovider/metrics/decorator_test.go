@@ -38,12 +38,12 @@ func TestDecoratorMeasuresCalls(t *testing.T) {
 
 	series := gather(t, reg)
 	want := map[string]float64{
-		`karpenter_cloudprovider_duration_seconds{controller="nodeclaim.termination",method="Delete",provider="fake"}`:                             1,
-		`karpenter_cloudprovider_duration_seconds{controller="nodeclaim.termination",method="GetInstanceTypes",provider="fake"}`:                   1,
+		`karpenter_cloudprovider_duration_seconds{controller="nodeclaim.termination",method="Delete",provider="fake"}`:                            1,
+		`karpenter_cloudprovider_duration_seconds{controller="nodeclaim.termination",method="GetInstanceTypes",provider="fake"}`:                  1,
 		`karpenter_cloudprovider_errors_total{controller="nodeclaim.termination",error="NodeClaimNotFoundError",method="Delete",provider="fake"}`: 1,
 		`karpenter_cloudprovider_errors_total{controller="nodeclaim.termination",error="",method="Get",provider="fake"}`:                          1,
-		`karpenter_cloudprovider_instance_type_cpu_cores{instance_type="m5.large"}`:                                                              2,
-		`karpenter_cloudprovider_instance_type_memory_bytes{instance_type="m5.large"}`:                                                           8 << 30,
+		`karpenter_cloudprovider_instance_type_cpu_cores{instance_type="m5.large"}`:                                                               2,
+		`karpenter_cloudprovider_instance_type_memory_bytes{instance_type="m5.large"}`:                                                            8 << 30,
 		`karpenter_cloudprovider_instance_type_offering_available{capacity_type="spot",instance_type="m5.large",zone="z1"}`:                       0,
 		`karpenter_cloudprovider_instance_type_offering_price_estimate{capacity_type="spot",instance_type="m5.large",zone="z1"}`:                  0.04,
 	}

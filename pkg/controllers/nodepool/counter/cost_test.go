@@ -12,15 +12,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/apis/scheme"
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	fakecloud "github.com/lathe-autoscaler/lathe/pkg/cloudprovider/fake"
 )
 
 type syncedState struct{}
 
-func (syncedState) Synced(context.Context) bool                     { return true }
+func (syncedState) Synced(context.Context) bool                  { return true }
 func (syncedState) NodePoolResources(string) corev1.ResourceList { return corev1.ResourceList{} }
 
 // karpenter_nodepools_cost_total is the pool's launched claims at their offerings' prices: the claim's zone and
