@@ -26,19 +26,7 @@ func TestAWSSpotInterruptionReplacesTheNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fake.Close()
-	if err := s.lathe.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	lathe, err := localcluster.StartLathe(ctx, localcluster.LatheOptions{
-		Binary: s.latheBin, Kubeconfig: s.cluster.Kubeconfig(), ClusterName: "e2e", Logs: s.logs,
-		Env: append([]string{"BATCH_IDLE_DURATION=1s", "BATCH_MAX_DURATION=10s"}, fake.LatheEnv...),
-	})
-	if err != nil {
-		restoreSimLathe(t)
-		t.Fatal(err)
-	}
-	defer restoreSimLathe(t)
-	defer func() { _ = lathe.Stop() }()
+	defer runLatheOnFakeAWS(t, fake)()
 	spotPoolYAML := strings.Replace(awsPool, `values: ["on-demand"]`, `values: ["spot"]`, 1)
 	if _, err := s.applier.Apply(ctx, []byte(spotPoolYAML), nil); err != nil {
 		t.Fatal(err)

@@ -68,19 +68,7 @@ func TestAWSLaunchesIntoACapacityReservation(t *testing.T) {
 	cr := fake.AddCapacityReservation(fakeaws.CapacityReservation{InstanceType: "m5.large", Zone: "us-east-1a", Total: 2, Available: 2,
 		InstanceMatchCriteria: "targeted", Tags: map[string]string{"purpose": "e2e-reserved"}})
 
-	if err := s.lathe.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	lathe, err := localcluster.StartLathe(ctx, localcluster.LatheOptions{
-		Binary: s.latheBin, Kubeconfig: s.cluster.Kubeconfig(), ClusterName: "e2e", Logs: s.logs,
-		Env: append([]string{"BATCH_IDLE_DURATION=1s", "BATCH_MAX_DURATION=10s"}, fake.LatheEnv...),
-	})
-	if err != nil {
-		restoreSimLathe(t)
-		t.Fatal(err)
-	}
-	defer restoreSimLathe(t)
-	defer func() { _ = lathe.Stop() }()
+	defer runLatheOnFakeAWS(t, fake)()
 
 	if _, err := s.applier.Apply(ctx, []byte(awsReservedPool), nil); err != nil {
 		t.Fatal(err)

@@ -110,19 +110,7 @@ func TestAWSProviderAgainstFakeAWS(t *testing.T) {
 	leaked := fake.RunInstance(fakeaws.Instance{InstanceType: "m5.large", Zone: "us-east-1a", LaunchTime: time.Now().Add(-5 * time.Minute),
 		Tags: map[string]string{"kubernetes.io/cluster/e2e": "owned", "karpenter.sh/nodepool": "aws"}})
 
-	if err := s.lathe.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	lathe, err := localcluster.StartLathe(ctx, localcluster.LatheOptions{
-		Binary: s.latheBin, Kubeconfig: s.cluster.Kubeconfig(), ClusterName: "e2e", Logs: s.logs,
-		Env: append([]string{"BATCH_IDLE_DURATION=1s", "BATCH_MAX_DURATION=10s"}, fake.LatheEnv...),
-	})
-	if err != nil {
-		restoreSimLathe(t)
-		t.Fatal(err)
-	}
-	defer restoreSimLathe(t)
-	defer func() { _ = lathe.Stop() }()
+	defer runLatheOnFakeAWS(t, fake)()
 
 	if _, err := s.applier.Apply(ctx, []byte(awsPool), nil); err != nil {
 		t.Fatal(err)
@@ -262,4 +250,25 @@ func restoreSimLathe(t *testing.T) {
 		}
 		return meta.IsStatusConditionTrue(pool.Status.Conditions, v1.ConditionTypeReady), nil
 	})
+}
+
+// runLatheOnFakeAWS replaces the suite's Lathe with one running the AWS provider against the fake, and returns
+// what stops it and brings the simulated provider's Lathe back.
+func runLatheOnFakeAWS(t *testing.T, fake *localcluster.FakeAWS) func() {
+	t.Helper()
+	if err := s.lathe.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	lathe, err := localcluster.StartLathe(context.Background(), localcluster.LatheOptions{
+		Binary: s.latheBin, Kubeconfig: s.cluster.Kubeconfig(), ClusterName: "e2e", Logs: s.logs,
+		Env: append([]string{"BATCH_IDLE_DURATION=1s", "BATCH_MAX_DURATION=10s"}, fake.LatheEnv...),
+	})
+	if err != nil {
+		restoreSimLathe(t)
+		t.Fatal(err)
+	}
+	return func() {
+		_ = lathe.Stop()
+		restoreSimLathe(t)
+	}
 }

@@ -1,6 +1,7 @@
 package aws
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strconv"
@@ -71,7 +72,7 @@ func reservedOfferings(its cloudprovider.InstanceTypes, reqs scheduling.Requirem
 	}
 	slices.SortStableFunc(all, func(a, b pick) int {
 		if a.o.Price != b.o.Price {
-			return cmpFloat(a.o.Price, b.o.Price)
+			return cmp.Compare(a.o.Price, b.o.Price)
 		}
 		return b.o.Reservation.Capacity - a.o.Reservation.Capacity
 	})
@@ -98,16 +99,6 @@ func kindOf(o cloudprovider.Offering) instance.ReservationKind {
 func templateReservation(o cloudprovider.Offering) *launchtemplate.Reservation {
 	k := kindOf(o)
 	return &launchtemplate.Reservation{ID: o.ReservationID(), Type: k.Type, Interruptible: k.Interruptible}
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // reservationLabels are the labels of a node in the reservation: its id, type and interruptible, from the
