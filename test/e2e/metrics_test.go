@@ -41,6 +41,7 @@ var rareFamilies = map[string]string{
 	"karpenter_voluntary_disruption_failed_validations_total":    "failed validation",
 	"karpenter_voluntary_disruption_queue_failures_total":        "failed disruption",
 	"karpenter_cloudprovider_errors_total":                       "cloud provider error",
+	"karpenter_nodepools_cost_tracker_errors_total":              "pricing a pool failed",
 	"karpenter_voluntary_disruption_consolidation_skipped_total": "candidate kept",
 	// only while an object is terminating.
 	"operator_termination_current_time_seconds":              "while terminating",
