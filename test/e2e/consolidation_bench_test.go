@@ -46,7 +46,7 @@ func consolidationEndToEnd(b *testing.B, name string, from, to int) {
 			p.Containers[0].Resources.Requests[corev1.ResourceMemory] = resource.MustParse(shape.memory)
 		})
 	}
-	eventually(b, 15*time.Minute, fmt.Sprintf("%d running pods", from), runningIn(ns, from))
+	eventually(b, 15*time.Minute, fmt.Sprintf("%d running pods", from), retryingErrors(runningIn(ns, from)))
 	before, err := poolNodes(ctx, name)
 	if err != nil {
 		b.Fatal(err)
@@ -93,6 +93,15 @@ func share(n, i int) int {
 	return n / k
 }
 
+// retryingErrors makes a poll look again after an error rather than fail: the benchmark loads the API server,
+// which drops a request now and then.
+func retryingErrors(cond func(context.Context) (bool, error)) func(context.Context) (bool, error) {
+	return func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		return ok && err == nil, nil
+	}
+}
+
 func runningIn(ns string, want int) func(context.Context) (bool, error) {
 	return func(ctx context.Context) (bool, error) {
 		var list corev1.PodList
@@ -117,14 +126,14 @@ func waitStable(b *testing.B, ns, pool string, want int, quiet, timeout time.Dur
 	eventually(b, timeout, "the pool's nodes to settle", func(ctx context.Context) (bool, error) {
 		state, deleting, err := poolState(ctx, pool)
 		if err != nil {
-			return false, err
+			return false, nil // a loaded API server drops a list now and then: look again
 		}
 		if state != last || deleting {
 			last, changed = state, time.Now()
 			return false, nil
 		}
 		ok, err := runningIn(ns, want)(ctx)
-		return ok && time.Since(changed) >= quiet, err
+		return err == nil && ok && time.Since(changed) >= quiet, nil
 	})
 	return changed
 }
