@@ -23,7 +23,7 @@ const shrinkPoolLabel = "lathe.test/pool"
 
 // tutorialPool creates a copy of the tutorial pool whose nodes carry shrinkPoolLabel, lets mutate change it,
 // and deletes it when the test ends.
-func tutorialPool(t *testing.T, name string, mutate func(*v1.NodePool)) {
+func tutorialPool(t testing.TB, name string, mutate func(*v1.NodePool)) {
 	t.Helper()
 	ctx := context.Background()
 	tutorial := &v1.NodePool{}
@@ -40,7 +40,7 @@ func tutorialPool(t *testing.T, name string, mutate func(*v1.NodePool)) {
 }
 
 // shrinkPool creates a copy of the tutorial pool that consolidates after 5 s with no budget in the way.
-func shrinkPool(t *testing.T, name string) {
+func shrinkPool(t testing.TB, name string) {
 	t.Helper()
 	tutorialPool(t, name, func(pool *v1.NodePool) {
 		pool.Spec.Disruption = v1.Disruption{
@@ -55,7 +55,7 @@ func onPool(name string) func(*corev1.PodSpec) {
 	return func(p *corev1.PodSpec) { p.NodeSelector = map[string]string{shrinkPoolLabel: name} }
 }
 
-func scale(t *testing.T, ns, name string, replicas int32) {
+func scale(t testing.TB, ns, name string, replicas int32) {
 	t.Helper()
 	ctx := context.Background()
 	// The deployment controller writes the deployment's status meanwhile: retry on a conflict.
