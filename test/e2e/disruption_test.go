@@ -42,13 +42,16 @@ func tutorialPool(t testing.TB, name string, mutate func(*v1.NodePool)) {
 // shrinkPool creates a copy of the tutorial pool that consolidates after 5 s with no budget in the way.
 func shrinkPool(t testing.TB, name string) {
 	t.Helper()
-	tutorialPool(t, name, func(pool *v1.NodePool) {
-		pool.Spec.Disruption = v1.Disruption{
-			ConsolidateAfter:    v1.MustParseNillableDuration("5s"),
-			ConsolidationPolicy: v1.ConsolidationPolicyWhenEmptyOrUnderutilized,
-			Budgets:             []v1.Budget{{Nodes: "100%"}},
-		}
-	})
+	tutorialPool(t, name, consolidateQuickly)
+}
+
+// consolidateQuickly makes the pool consolidate after 5 s with no budget in the way.
+func consolidateQuickly(pool *v1.NodePool) {
+	pool.Spec.Disruption = v1.Disruption{
+		ConsolidateAfter:    v1.MustParseNillableDuration("5s"),
+		ConsolidationPolicy: v1.ConsolidationPolicyWhenEmptyOrUnderutilized,
+		Budgets:             []v1.Budget{{Nodes: "100%"}},
+	}
 }
 
 func onPool(name string) func(*corev1.PodSpec) {
