@@ -71,7 +71,7 @@ func buildAndRun(m *testing.M) int {
 func buildRelease(out string) error {
 	work := filepath.Join(out, "work")
 	index, err := ociimage.Build(context.Background(), ociimage.Config{
-		SourceDir: "../../..", Package: "./cmd/lathe", Version: version, Commit: commit,
+		SourceDir: "../../..", Package: "./hack/release/ociimage/testdata/stamped", Version: version, Commit: commit,
 		Source: source, Created: created, CABundle: caBundle, WorkDir: work,
 	})
 	if err != nil {
