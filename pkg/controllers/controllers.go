@@ -190,7 +190,7 @@ func newAWSProvider(ctx context.Context, deps Deps) (cloudprovider.CloudProvider
 		return nil, nil, fmt.Errorf("creating discovery client, %w", err)
 	}
 	cloud, controllers, err := awsprovider.NewFromEnvironment(ctx, awsprovider.EnvironmentDeps{
-		Client: mgr.GetClient(), Discovery: versions, Clock: deps.Clock,
+		Client: mgr.GetClient(), Discovery: versions, Clock: deps.Clock, Registerer: deps.Registry,
 		Recorder: events.NewRecorder(mgr.GetEventRecorderFor("karpenter"), deps.Clock),
 		Settings: awsprovider.Settings{ClusterName: o.ClusterName, ClusterEndpoint: o.ClusterEndpoint, ClusterCABundle: o.ClusterCABundle,
 			VMMemoryOverheadPercent: o.VMMemoryOverheadPercent, ReservedCapacity: o.FeatureGates.ReservedCapacity,

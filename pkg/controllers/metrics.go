@@ -19,6 +19,7 @@ import (
 	nodeclaimtermination "github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/termination"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodepool/counter"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
+	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/instance"
 	"github.com/lathe-autoscaler/lathe/pkg/state"
 )
 
@@ -58,4 +59,5 @@ func DescribeMetrics(reg prometheus.Registerer, cloud cloudprovider.CloudProvide
 	disruption.NewController(disruption.Deps{Cluster: cluster, Clock: clk, Registerer: reg})
 	statusMetrics(status.Deps{Clock: clk, Registerer: reg})
 	nodemetrics.NewController(nodemetrics.Deps{Clock: clk, Registerer: reg})
+	instance.NewMetrics(reg) // the AWS provider's (CLOUD_PROVIDER=aws only)
 }
