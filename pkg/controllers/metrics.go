@@ -51,7 +51,7 @@ func DescribeMetrics(reg prometheus.Registerer, cloud cloudprovider.CloudProvide
 	nodeclaimtermination.NewController(nodeclaimtermination.Deps{Clock: clk, Registerer: reg})
 	nodetermination.NewController(nodetermination.Deps{Clock: clk, Registerer: reg})
 	counter.NewController(counter.Deps{Cluster: cluster, Registerer: reg})
-	podmetrics.NewController(podmetrics.Deps{Clock: clk, Registerer: reg})
+	podmetrics.NewController(podmetrics.Deps{Clock: clk, Registerer: reg, Scheduling: cluster.Scheduling})
 	expiration.NewController(expiration.Deps{Clock: clk, Registerer: reg})
 	garbagecollection.NewController(garbagecollection.Deps{Clock: clk, Registerer: reg})
 	interruption.NewController(interruption.Deps{Clock: clk, Registerer: reg})

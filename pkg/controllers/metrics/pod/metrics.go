@@ -40,6 +40,13 @@ type collectors struct {
 	state     *prometheus.GaugeVec
 	unstarted *prometheus.GaugeVec
 	unbound   *prometheus.GaugeVec
+	// The provisioning_* family counts from when the provisioner first found the pod a place (and the
+	// undecided time from when it took the pod up), times kept in memory, not the pod's creation.
+	provisioningStartup   prometheus.Observer
+	provisioningBound     prometheus.Observer
+	provisioningUnstarted *prometheus.GaugeVec
+	provisioningUnbound   *prometheus.GaugeVec
+	undecided             *prometheus.GaugeVec
 }
 
 func newCollectors(reg prometheus.Registerer) *collectors {
@@ -62,6 +69,28 @@ func newCollectors(reg prometheus.Registerer) *collectors {
 		unbound: metrics.NewGauge(reg, prometheus.GaugeOpts{
 			Namespace: metrics.Namespace, Subsystem: podSubsystem, Name: "unbound_time_seconds", Help: unboundTimeHelp,
 		}, nameLabel, namespaceLabel),
+		provisioningStartup: metrics.NewHistogram(reg, prometheus.HistogramOpts{
+			Namespace: metrics.Namespace, Subsystem: podSubsystem, Name: "provisioning_startup_duration_seconds",
+			Help:    "Seconds from the provisioner first finding a pod a place until the pod ran and was ready (measured from a time kept in memory, not the pod's creation).",
+			Buckets: metrics.DurationBuckets(),
+		}).WithLabelValues(),
+		provisioningBound: metrics.NewHistogram(reg, prometheus.HistogramOpts{
+			Namespace: metrics.Namespace, Subsystem: podSubsystem, Name: "provisioning_bound_duration_seconds",
+			Help:    "Seconds from the provisioner first finding a pod a place until the pod was bound to a node (measured from a time kept in memory, not the pod's creation).",
+			Buckets: metrics.DurationBuckets(),
+		}).WithLabelValues(),
+		provisioningUnstarted: metrics.NewGauge(reg, prometheus.GaugeOpts{
+			Namespace: metrics.Namespace, Subsystem: podSubsystem, Name: "provisioning_unstarted_time_seconds",
+			Help: "For a pod not running yet: seconds since the provisioner first found it a place (a time kept in memory).",
+		}, nameLabel, namespaceLabel),
+		provisioningUnbound: metrics.NewGauge(reg, prometheus.GaugeOpts{
+			Namespace: metrics.Namespace, Subsystem: podSubsystem, Name: "provisioning_unbound_time_seconds",
+			Help: "For a pod not bound yet: seconds since the provisioner first found it a place (a time kept in memory).",
+		}, nameLabel, namespaceLabel),
+		undecided: metrics.NewGauge(reg, prometheus.GaugeOpts{
+			Namespace: metrics.Namespace, Subsystem: podSubsystem, Name: "provisioning_scheduling_undecided_time_seconds",
+			Help: "For a pending pod the provisioner took up but has not yet decided on: seconds since it took the pod up (a time kept in memory).",
+		}, nameLabel, namespaceLabel),
 	}
 }
 
@@ -71,6 +100,9 @@ func (m *collectors) forget(name types.NamespacedName) {
 	m.state.DeletePartialMatch(labels)
 	m.unstarted.Delete(labels)
 	m.unbound.Delete(labels)
+	m.provisioningUnstarted.Delete(labels)
+	m.provisioningUnbound.Delete(labels)
+	m.undecided.Delete(labels)
 }
 
 // setState replaces the pod's karpenter_pods_state series; node is the pod's node (empty when unbound or
@@ -98,6 +130,26 @@ func (m *collectors) setWaiting(pod *corev1.Pod, now time.Time) {
 		m.unstarted.With(labels).Set(age)
 	} else {
 		m.unstarted.Delete(labels)
+	}
+}
+
+// setProvisioningWaiting sets or drops the pod's provisioning_* gauges as setWaiting does the others,
+// from the times the provisioner recorded (zero for what it has not done).
+func (m *collectors) setProvisioningWaiting(pod *corev1.Pod, now, acked, decided, schedulable time.Time) {
+	labels := prometheus.Labels{nameLabel: pod.Name, namespaceLabel: pod.Namespace}
+	pending := pod.Status.Phase == corev1.PodPending
+	_, scheduled := conditionTrue(pod, corev1.PodScheduled)
+	setOrDrop(m.undecided, labels, now, acked, decided.IsZero() && !scheduled)
+	setOrDrop(m.provisioningUnbound, labels, now, schedulable, pending && !scheduled)
+	setOrDrop(m.provisioningUnstarted, labels, now, schedulable, pending)
+}
+
+// setOrDrop sets the series to the seconds since a known since when it applies, and deletes it otherwise.
+func setOrDrop(g *prometheus.GaugeVec, labels prometheus.Labels, now, since time.Time, applies bool) {
+	if applies && !since.IsZero() {
+		g.With(labels).Set(now.Sub(since).Seconds())
+	} else {
+		g.Delete(labels)
 	}
 }
 
