@@ -25,7 +25,7 @@ func newClusterMetrics(reg prometheus.Registerer) *clusterMetrics {
 		}).WithLabelValues(),
 		nodeCount: metrics.NewGauge(reg, prometheus.GaugeOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "node_count",
-			Help: "Number of Nodes in the cluster state.",
+			Help: "How many Nodes Lathe's in-memory cluster state holds.",
 		}).WithLabelValues(),
 		unsyncedTime: metrics.NewGauge(reg, prometheus.GaugeOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "unsynced_time_seconds",

@@ -26,11 +26,11 @@ const (
 	readyLabel        = "ready"
 	managedLabel      = "managed"
 	podSubsystem      = "pods"
-	startupHelp       = "The time from pod creation until the pod is running."
-	boundHelp         = "The time from pod creation until the pod is bound."
-	stateHelp         = "Pod state is the current state of pods, labeled by the pod name, namespace, owner, node, nodepool, zone, architecture, capacity type, instance type, phase, and readiness."
-	unstartedTimeHelp = "The time from pod creation until the pod is running, for pods not running yet."
-	unboundTimeHelp   = "The time from pod creation until the pod is bound, for pods not bound yet."
+	startupHelp       = "Seconds from a pod's creation until it was running and ready."
+	boundHelp         = "Seconds from a pod's creation until it was bound to a node."
+	stateHelp         = "Always 1, one series per pod; the labels carry its name, namespace, owner, node, NodePool, zone, architecture, capacity type, instance type, phase and readiness."
+	unstartedTimeHelp = "For a pod not running yet: seconds since it was created."
+	unboundTimeHelp   = "For a pod not bound yet: seconds since it was created."
 )
 
 // collectors are the pod metrics.
