@@ -1,12 +1,15 @@
 package provisioning_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/lathe-autoscaler/lathe/pkg/catalog"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider/fake"
@@ -15,7 +18,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/state"
 )
 
-// TestProvisionRecordsSchedulingDecisions: a pass records when it first decided on each pending pod the
+// TestProvisionRecordsSchedulingDecisions: the pod controller takes pending pods up, and a pass records when it first decided on each pending pod the
 // provisioner took up, found a place for the pod that fits and none for the one that does not, and
 // observes each first decision in karpenter_pods_scheduling_decision_duration_seconds.
 func TestProvisionRecordsSchedulingDecisions(t *testing.T) {
@@ -31,8 +34,22 @@ func TestProvisionRecordsSchedulingDecisions(t *testing.T) {
 	createPendingPod(t, "fits", "1", nil)
 	createPendingPod(t, "huge", "1000", nil)
 	fits, huge := types.NamespacedName{Namespace: "default", Name: "fits"}, types.NamespacedName{Namespace: "default", Name: "huge"}
-	p.Ack(fits)
-	p.Ack(huge)
+	// The pod controller takes each pending pod up when it triggers the provisioner.
+	trigger := provisioning.NewPodController(cachedClient, p)
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		for _, name := range []types.NamespacedName{fits, huge} {
+			if _, err := trigger.Reconcile(ctx, reconcile.Request{NamespacedName: name}); err != nil {
+				return false, err
+			}
+			if acked, _, _ := times.Times(name); acked.IsZero() {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("the pod controller did not take the pending pods up: %v", err)
+	}
 	clk.Step(2 * time.Second)
 	provision(t, p, 2)
 
