@@ -235,8 +235,11 @@ func readMetricsList(t *testing.T) map[string]string {
 }
 
 // scrape returns lathe's /metrics page as text.
-func scrape() (string, error) {
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", s.lathe.MetricsPort))
+func scrape() (string, error) { return scrapePort(s.lathe.MetricsPort) }
+
+// scrapePort returns the /metrics page a Lathe serves on the loopback port, as text.
+func scrapePort(port int) (string, error) {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
 	if err != nil {
 		return "", err
 	}
