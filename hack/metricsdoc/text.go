@@ -9,7 +9,8 @@ Karpenter's names, types, labels and histogram buckets, so dashboards and alerts
 working. ` + "`docs/metrics.txt`" + ` lists the same families one per line (` + "`<name> <type> <labels>`" + `); the
 end-to-end test TestMetricsMatchDocs compares it with the /metrics of a running Lathe. Runtime families
 (go_*, process_*, controller_runtime_*, workqueue_*, rest_client_*, client_go_*, leader_election_*,
-aws_sdk_*) come from the libraries and are not listed.
+aws_sdk_*) come from the libraries and are not listed. The AWS provider's families (karpenter_cloudprovider_batcher_*,
+karpenter_cloudprovider_instance_*_failures_total) are served with CLOUD_PROVIDER=aws only.
 
 Lathe-only families (not in Karpenter): karpenter_nodeclaims_launched_total,
 karpenter_provisioner_scheduling_duration_seconds (the name of older Karpenter releases) and
@@ -27,9 +28,6 @@ const notApplicable = `## Karpenter metrics Lathe does not serve (yet)
 | --- | --- |
 | ` + "`karpenter_scheduler_ignored_pods_count`" + ` | counts the pods upstream's provisioner rejects in its pod validation (invalid node selector terms, unusable storage classes); Lathe has no such stage: those pods are planned and reported unschedulable (` + "`karpenter_scheduler_unschedulable_pods_count`" + `) |
 | ` + "`karpenter_interruption_instance_status_unhealthy_total`" + ` | upstream polls EC2 DescribeInstanceStatus for scheduled events; Lathe's interruption handling reads only the queue's messages |
-| ` + "`karpenter_cloudprovider_batcher_batch_size`, `karpenter_cloudprovider_batcher_batch_time_seconds`" + ` | not implemented yet |
-| ` + "`karpenter_cloudprovider_instance_launch_failures_total`, `karpenter_cloudprovider_instance_termination_failures_total`" + ` | not implemented yet |
 | ` + "`karpenter_ec2nodeclasses_userdata_bytes`" + ` | not implemented yet |
-| ` + "`karpenter_scheduler_pending_pods_by_effective_zone_count`" + ` | not implemented yet |
-| ` + "`karpenter_pods_scheduling_decision_duration_seconds`, `karpenter_pods_provisioning_{bound_duration,startup_duration,unbound_time,unstarted_time,scheduling_undecided_time}_seconds`" + ` | measured from when upstream's cluster state first saw the pod and first decided on it; Lathe's cluster state does not record those times yet (not implemented) |
+| ` + "`karpenter_scheduler_pending_pods_by_effective_zone_count`" + ` | not implemented yet: it needs each pending pod's effective zone (the zones its selectors and affinities, its volumes and its topology spread allow, as one zone, "flexible" or "none"), which the solver does not report |
 `

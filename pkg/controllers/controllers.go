@@ -76,6 +76,7 @@ func Register(ctx context.Context, deps Deps) error {
 		Registerer:        deps.Registry,
 		BatchIdleDuration: deps.Options.BatchIdleDuration,
 		BatchMaxDuration:  deps.Options.BatchMaxDuration,
+		Scheduling:        cluster.Scheduling,
 		SolverOptions: solver.Options{
 			PreferencePolicy: solver.PreferencePolicy(deps.Options.PreferencePolicy),
 			MinValuesPolicy:  scheduling.MinValuesPolicy(deps.Options.MinValuesPolicy),
@@ -94,7 +95,7 @@ func Register(ctx context.Context, deps Deps) error {
 		counter.NewController(counter.Deps{Client: mgr.GetClient(), Cluster: cluster, Registerer: deps.Registry, CloudProvider: measured("nodepool.counter")}),
 		readiness.NewController(readiness.Deps{Client: mgr.GetClient(), Clock: deps.Clock}),
 		hash.NewController(hash.Deps{Client: mgr.GetClient()}),
-		podmetrics.NewController(podmetrics.Deps{Client: mgr.GetClient(), Clock: deps.Clock, Registerer: deps.Registry}),
+		podmetrics.NewController(podmetrics.Deps{Client: mgr.GetClient(), Clock: deps.Clock, Registerer: deps.Registry, Scheduling: cluster.Scheduling}),
 	)
 	all = append(all, statusMetrics(status.Deps{Client: mgr.GetClient(), Clock: deps.Clock, Registerer: deps.Registry})...)
 	all = append(all, nodemetrics.NewController(nodemetrics.Deps{Client: mgr.GetClient(), Clock: deps.Clock, Registerer: deps.Registry}))
@@ -190,7 +191,7 @@ func newAWSProvider(ctx context.Context, deps Deps) (cloudprovider.CloudProvider
 		return nil, nil, fmt.Errorf("creating discovery client, %w", err)
 	}
 	cloud, controllers, err := awsprovider.NewFromEnvironment(ctx, awsprovider.EnvironmentDeps{
-		Client: mgr.GetClient(), Discovery: versions, Clock: deps.Clock,
+		Client: mgr.GetClient(), Discovery: versions, Clock: deps.Clock, Registerer: deps.Registry,
 		Recorder: events.NewRecorder(mgr.GetEventRecorderFor("karpenter"), deps.Clock),
 		Settings: awsprovider.Settings{ClusterName: o.ClusterName, ClusterEndpoint: o.ClusterEndpoint, ClusterCABundle: o.ClusterCABundle,
 			VMMemoryOverheadPercent: o.VMMemoryOverheadPercent, ReservedCapacity: o.FeatureGates.ReservedCapacity,

@@ -19,6 +19,7 @@ import (
 	nodeclaimtermination "github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/termination"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodepool/counter"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
+	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/instance"
 	"github.com/lathe-autoscaler/lathe/pkg/state"
 )
 
@@ -50,7 +51,7 @@ func DescribeMetrics(reg prometheus.Registerer, cloud cloudprovider.CloudProvide
 	nodeclaimtermination.NewController(nodeclaimtermination.Deps{Clock: clk, Registerer: reg})
 	nodetermination.NewController(nodetermination.Deps{Clock: clk, Registerer: reg})
 	counter.NewController(counter.Deps{Cluster: cluster, Registerer: reg})
-	podmetrics.NewController(podmetrics.Deps{Clock: clk, Registerer: reg})
+	podmetrics.NewController(podmetrics.Deps{Clock: clk, Registerer: reg, Scheduling: cluster.Scheduling})
 	expiration.NewController(expiration.Deps{Clock: clk, Registerer: reg})
 	garbagecollection.NewController(garbagecollection.Deps{Clock: clk, Registerer: reg})
 	interruption.NewController(interruption.Deps{Clock: clk, Registerer: reg})
@@ -58,4 +59,5 @@ func DescribeMetrics(reg prometheus.Registerer, cloud cloudprovider.CloudProvide
 	disruption.NewController(disruption.Deps{Cluster: cluster, Clock: clk, Registerer: reg})
 	statusMetrics(status.Deps{Clock: clk, Registerer: reg})
 	nodemetrics.NewController(nodemetrics.Deps{Clock: clk, Registerer: reg})
+	instance.NewMetrics(reg) // the AWS provider's (CLOUD_PROVIDER=aws only)
 }

@@ -18,6 +18,6 @@ func NodeClaimsDisrupted(reg prometheus.Registerer) *prometheus.CounterVec {
 		Namespace: Namespace,
 		Subsystem: "nodeclaims",
 		Name:      "disrupted_total",
-		Help:      "Number of nodeclaims disrupted in total by Karpenter. Labeled by reason the nodeclaim was disrupted and the owning nodepool.",
+		Help:      "NodeClaims Lathe disrupted, by disruption reason, NodePool and capacity type.",
 	}, ReasonLabel, NodePoolLabel, CapacityTypeLabel)
 }

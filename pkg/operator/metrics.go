@@ -47,7 +47,7 @@ func RegisterBuildInfo(reg prometheus.Registerer, version, commit string) {
 	metrics.NewGauge(reg, prometheus.GaugeOpts{
 		Namespace: metrics.Namespace,
 		Name:      "build_info",
-		Help:      "A metric with a constant '1' value labeled by version from which karpenter was built.",
+		Help:      "Always 1; the labels name the version, commit, Go version and architecture this Lathe binary was built from.",
 	}, "version", "goversion", "goarch", "commit").WithLabelValues(version, runtime.Version(), runtime.GOARCH, commit).Set(1)
 }
 

@@ -42,6 +42,8 @@ type Cluster struct {
 	DaemonSets *DaemonSetStore
 	PDBs       *PDBStore
 	Deletions  *DeletionMarks
+	// Scheduling remembers when pending pods were taken up and decided on (pod metrics).
+	Scheduling *SchedulingTimes
 
 	stamp   *Stamp
 	window  time.Duration
@@ -57,7 +59,9 @@ type Cluster struct {
 // NewCluster returns an empty cluster view.
 func NewCluster(deps Deps) *Cluster {
 	stamp := &Stamp{}
+	m := newClusterMetrics(deps.Registerer)
 	return &Cluster{
+		Scheduling: newSchedulingTimes(deps.Clock, m.decision),
 		Nodes:      NewNodeStore(stamp),
 		Pods:       NewPodStore(stamp),
 		DaemonSets: NewDaemonSetStore(stamp),
@@ -68,7 +72,7 @@ func NewCluster(deps Deps) *Cluster {
 		changes:    make(chan event.GenericEvent, nominationBuffer),
 		reader:     deps.Reader,
 		clock:      deps.Clock,
-		metrics:    newClusterMetrics(deps.Registerer),
+		metrics:    m,
 		lastSynced: deps.Clock.Now(),
 	}
 }

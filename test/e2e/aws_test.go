@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -110,7 +112,8 @@ func TestAWSProviderAgainstFakeAWS(t *testing.T) {
 	leaked := fake.RunInstance(fakeaws.Instance{InstanceType: "m5.large", Zone: "us-east-1a", LaunchTime: time.Now().Add(-5 * time.Minute),
 		Tags: map[string]string{"kubernetes.io/cluster/e2e": "owned", "karpenter.sh/nodepool": "aws"}})
 
-	defer runLatheOnFakeAWS(t, fake)()
+	lathe, stop := startLatheOnFakeAWS(t, fake)
+	defer stop()
 
 	if _, err := s.applier.Apply(ctx, []byte(awsPool), nil); err != nil {
 		t.Fatal(err)
@@ -159,6 +162,7 @@ func TestAWSProviderAgainstFakeAWS(t *testing.T) {
 	if fake.Faults().Calls("ec2", "CreateFleet") == 0 {
 		t.Error("no CreateFleet call")
 	}
+	batchesServed(t, lathe.MetricsPort)
 	if slices.ContainsFunc(liveInstances(fake), func(in fakeaws.Instance) bool { return in.ID == leaked.ID }) {
 		t.Error("the leaked instance was not garbage collected")
 	}
@@ -256,6 +260,13 @@ func restoreSimLathe(t *testing.T) {
 // what stops it and brings the simulated provider's Lathe back.
 func runLatheOnFakeAWS(t *testing.T, fake *localcluster.FakeAWS) func() {
 	t.Helper()
+	_, stop := startLatheOnFakeAWS(t, fake)
+	return stop
+}
+
+// startLatheOnFakeAWS is runLatheOnFakeAWS, also returning the running Lathe (for its metrics port).
+func startLatheOnFakeAWS(t *testing.T, fake *localcluster.FakeAWS) (*localcluster.Lathe, func()) {
+	t.Helper()
 	if err := s.lathe.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -267,8 +278,34 @@ func runLatheOnFakeAWS(t *testing.T, fake *localcluster.FakeAWS) func() {
 		restoreSimLathe(t)
 		t.Fatal(err)
 	}
-	return func() {
+	return lathe, func() {
 		_ = lathe.Stop()
 		restoreSimLathe(t)
+	}
+}
+
+// batchesServed checks that the AWS provider's Lathe serves the CreateFleet batcher's histograms, with
+// upstream's batcher label.
+func batchesServed(t *testing.T, metricsPort int) {
+	t.Helper()
+	text, err := scrapePort(metricsPort)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"karpenter_cloudprovider_batcher_batch_size", "karpenter_cloudprovider_batcher_batch_time_seconds"} {
+		f, ok := families[name]
+		if !ok {
+			t.Errorf("the aws Lathe does not serve %s", name)
+			continue
+		}
+		if labels := labelNames(f); labels != "batcher" || f.GetMetric()[0].GetLabel()[0].GetValue() != "create_fleet" ||
+			f.GetMetric()[0].GetHistogram().GetSampleCount() == 0 {
+			t.Errorf("%s: labels %s, series %v; want batcher=create_fleet with samples", name, labels, f.GetMetric())
+		}
 	}
 }

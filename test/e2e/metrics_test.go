@@ -53,8 +53,16 @@ var rareFamilies = map[string]string{
 	"operator_nodepool_termination_duration_seconds":     "pool deleted",
 	"operator_ec2nodeclass_termination_duration_seconds": "node class deleted",
 	// only while a pod waits to be bound or to start.
-	"karpenter_pods_unbound_time_seconds":   "while a pod is pending",
-	"karpenter_pods_unstarted_time_seconds": "while a pod is pending",
+	"karpenter_pods_unbound_time_seconds":                           "while a pod is pending",
+	"karpenter_pods_unstarted_time_seconds":                         "while a pod is pending",
+	"karpenter_pods_provisioning_unbound_time_seconds":              "while a pod is pending",
+	"karpenter_pods_provisioning_unstarted_time_seconds":            "while a pod is pending",
+	"karpenter_pods_provisioning_scheduling_undecided_time_seconds": "while a pod is pending",
+	// the AWS provider's (the test runs the simulated cloud).
+	"karpenter_cloudprovider_batcher_batch_size":                  "AWS provider",
+	"karpenter_cloudprovider_batcher_batch_time_seconds":          "AWS provider",
+	"karpenter_cloudprovider_instance_launch_failures_total":      "AWS provider",
+	"karpenter_cloudprovider_instance_termination_failures_total": "AWS provider",
 	// the test cluster runs no DaemonSet.
 	"karpenter_nodes_total_daemon_requests": "no DaemonSet pods",
 	"karpenter_nodes_total_daemon_limits":   "no DaemonSet pods",
@@ -227,8 +235,11 @@ func readMetricsList(t *testing.T) map[string]string {
 }
 
 // scrape returns lathe's /metrics page as text.
-func scrape() (string, error) {
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", s.lathe.MetricsPort))
+func scrape() (string, error) { return scrapePort(s.lathe.MetricsPort) }
+
+// scrapePort returns the /metrics page a Lathe serves on the loopback port, as text.
+func scrapePort(port int) (string, error) {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
 	if err != nil {
 		return "", err
 	}

@@ -33,27 +33,27 @@ func NewCollectors(reg prometheus.Registerer) *Collectors {
 		// Upstream leaves the buckets at Prometheus' defaults.
 		duration: metrics.NewHistogram(reg, prometheus.HistogramOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "duration_seconds",
-			Help: "Duration of cloud provider method calls. Labeled by the controller, method name and provider.",
+			Help: "Seconds each call into the cloud provider took, by calling controller, method and provider.",
 		}, metrics.ControllerLabel, methodLabel, providerLabel),
 		errors: metrics.NewCounter(reg, prometheus.CounterOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "errors_total",
-			Help: "Total number of errors returned from CloudProvider calls.",
+			Help: "Calls into the cloud provider that returned an error, by calling controller, method, provider and kind of error.",
 		}, metrics.ControllerLabel, methodLabel, providerLabel, errorLabel),
 		cpu: metrics.NewGauge(reg, prometheus.GaugeOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "instance_type_cpu_cores",
-			Help: "VCPUs cores for a given instance type.",
+			Help: "How many vCPUs an instance type has.",
 		}, metrics.InstanceTypeLabel),
 		memory: metrics.NewGauge(reg, prometheus.GaugeOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "instance_type_memory_bytes",
-			Help: "Memory, in bytes, for a given instance type.",
+			Help: "How much memory an instance type has, in bytes.",
 		}, metrics.InstanceTypeLabel),
 		available: metrics.NewGauge(reg, prometheus.GaugeOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "instance_type_offering_available",
-			Help: "Instance type offering availability, based on instance type, capacity type, and zone",
+			Help: "1 when an instance type can be launched with the capacity type in the zone, 0 when it cannot.",
 		}, offering...),
 		price: metrics.NewGauge(reg, prometheus.GaugeOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "instance_type_offering_price_estimate",
-			Help: "Instance type offering estimated hourly price used when making informed decisions on node cost calculation, based on instance type, capacity type, and zone.",
+			Help: "The hourly price Lathe assumes for an instance type with the capacity type in the zone when it compares the cost of nodes.",
 		}, offering...),
 	}
 }

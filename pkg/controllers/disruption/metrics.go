@@ -41,49 +41,49 @@ func newCollectors(reg prometheus.Registerer) *collectors {
 	c := &collectors{
 		eligible: metrics.NewGauge(reg, prometheus.GaugeOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "eligible_nodes",
-			Help: "Number of nodes eligible for disruption by Karpenter. Labeled by disruption reason.",
+			Help: "Nodes that are candidates for disruption, by disruption reason.",
 		}, metrics.ReasonLabel),
 		decisions: metrics.NewCounter(reg, prometheus.CounterOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "decisions_total",
-			Help: "Number of disruption decisions performed. Labeled by disruption decision, reason, and consolidation type.",
+			Help: "Disruption decisions taken, by decision, reason and consolidation type.",
 		}, decisionLabel, metrics.ReasonLabel, consolidationTypeLabel),
 		evaluation: metrics.NewHistogram(reg, prometheus.HistogramOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "decision_evaluation_duration_seconds",
-			Help:    "Duration of the disruption decision evaluation process in seconds. Labeled by method and consolidation type.",
+			Help:    "Seconds spent weighing disruption decisions, by disruption reason and consolidation type.",
 			Buckets: metrics.DurationBuckets(),
 		}, metrics.ReasonLabel, consolidationTypeLabel),
 		failures: metrics.NewCounter(reg, prometheus.CounterOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "queue_failures_total",
-			Help: "The number of times that an enqueued disruption decision failed. Labeled by disruption method.",
+			Help: "Queued disruption commands that failed to complete, by consolidation type, decision and reason.",
 		}, decisionLabel, metrics.ReasonLabel, consolidationTypeLabel),
 		validations: metrics.NewCounter(reg, prometheus.CounterOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "failed_validations_total",
-			Help: "Number of candidates that were selected for disruption but failed validation. Labeled by consolidation type.",
+			Help: "Chosen disruption candidates dropped because they no longer passed validation, by consolidation type.",
 		}, consolidationTypeLabel),
 		disrupted: metrics.NodeClaimsDisrupted(reg),
 		allowed: metrics.NewGauge(reg, prometheus.GaugeOpts{
 			Namespace: metrics.Namespace, Subsystem: "nodepools", Name: "allowed_disruptions",
-			Help: "The number of nodes for a given NodePool that can be concurrently disrupting at a point in time. Labeled by NodePool. Note that allowed disruptions can change very rapidly, as new nodes may be created and others may be deleted at any point.",
+			Help: "How many more of a NodePool's nodes its budgets let disrupt at the same time right now, by NodePool and reason; it moves quickly as nodes are created and deleted.",
 		}, metrics.NodePoolLabel, metrics.ReasonLabel),
 		consuming: metrics.NewGauge(reg, prometheus.GaugeOpts{
 			Namespace: metrics.Namespace, Subsystem: "nodepools", Name: "nodes_consuming_budgets",
-			Help: "The number of nodes consuming the budget of a nodepool at a point in time. Labeled by NodePool.",
+			Help: "How many of a NodePool's nodes count against its disruption budgets right now, by NodePool and reason.",
 		}, metrics.NodePoolLabel, metrics.ReasonLabel),
 		byPool: metrics.NewCounter(reg, prometheus.CounterOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "decisions_by_nodepool_total",
-			Help: "Number of disruption decisions performed by nodepool. Labeled by nodepool name, disruption decision, reason, and consolidation type.",
+			Help: "Disruption decisions taken, by NodePool, decision, reason and consolidation type.",
 		}, metrics.NodePoolLabel, decisionLabel, metrics.ReasonLabel, consolidationTypeLabel),
 		timeouts: metrics.NewCounter(reg, prometheus.CounterOpts{
 			Namespace: metrics.Namespace, Subsystem: subsystem, Name: "consolidation_timeouts_total",
-			Help: "Number of times the Consolidation algorithm has reached a timeout. Labeled by consolidation type.",
+			Help: "Consolidation passes cut short because they ran out of time, by consolidation type.",
 		}, consolidationTypeLabel),
 		moves: metrics.NewCounter(reg, prometheus.CounterOpts{
 			Namespace: metrics.Namespace, Name: "consolidation_moves_total",
-			Help: "Number of balanced consolidation moves. Labeled by decision, NodePool, and policy.",
+			Help: "Moves balanced consolidation weighed, by the decision taken, NodePool and consolidation policy.",
 		}, decisionLabel, metrics.NodePoolLabel, policyLabel),
 		scores: metrics.NewHistogram(reg, prometheus.HistogramOpts{
 			Namespace: metrics.Namespace, Name: "consolidation_score",
-			Help:    "Score of balanced consolidation moves. Labeled by decision, NodePool, and policy.",
+			Help:    "The score balanced consolidation gave each move it weighed, by the decision taken, NodePool and consolidation policy.",
 			Buckets: []float64{0.1, 0.25, 0.33, 0.5, 1.0, 2.0, 5.0, 10.0},
 		}, decisionLabel, metrics.NodePoolLabel, policyLabel),
 		skipped: metrics.NewCounter(reg, prometheus.CounterOpts{

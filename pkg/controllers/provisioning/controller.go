@@ -57,6 +57,7 @@ func (c *PodController) Reconcile(ctx context.Context, req reconcile.Request) (r
 	if ok, _ := Provisionable(pod); !ok {
 		return reconcile.Result{}, nil
 	}
+	c.provisioner.Ack(req.NamespacedName)
 	c.provisioner.Trigger()
 	return reconcile.Result{RequeueAfter: podRetriggerInterval}, nil
 }

@@ -31,19 +31,19 @@ type provisionerMetrics struct {
 func newProvisionerMetrics(reg prometheus.Registerer) *provisionerMetrics {
 	queueDepth := metrics.NewGauge(reg, prometheus.GaugeOpts{
 		Namespace: metrics.Namespace, Subsystem: schedulerSubsystem, Name: "queue_depth",
-		Help: "The number of pods currently waiting to be scheduled.",
+		Help: "Pending pods the current scheduling pass has to place, by controller and pass.",
 	}, metrics.ControllerLabel, schedulingIDLabel)
 	unfinished := metrics.NewGauge(reg, prometheus.GaugeOpts{
 		Namespace: metrics.Namespace, Subsystem: schedulerSubsystem, Name: "unfinished_work_seconds",
-		Help: "How many seconds of work has been done that is in progress and hasn't been observed by scheduling_duration_seconds.",
+		Help: "Seconds a running scheduling pass has taken so far, before scheduling_duration_seconds records it.",
 	}, metrics.ControllerLabel, schedulingIDLabel)
 	unschedulable := metrics.NewGauge(reg, prometheus.GaugeOpts{
 		Namespace: metrics.Namespace, Subsystem: schedulerSubsystem, Name: "unschedulable_pods_count",
-		Help: "The number of unschedulable Pods.",
+		Help: "Pending pods the last scheduling pass could not place, by controller.",
 	}, metrics.ControllerLabel)
 	scheduling := metrics.NewHistogram(reg, prometheus.HistogramOpts{
 		Namespace: metrics.Namespace, Subsystem: schedulerSubsystem, Name: "scheduling_duration_seconds",
-		Help:    "Duration of scheduling simulations used for deprovisioning and provisioning in seconds.",
+		Help:    "Seconds each scheduling simulation took, for provisioning and for disruption, by controller.",
 		Buckets: metrics.DurationBuckets(),
 	}, metrics.ControllerLabel)
 	provisioner := metrics.NewHistogram(reg, prometheus.HistogramOpts{
@@ -52,7 +52,7 @@ func newProvisionerMetrics(reg prometheus.Registerer) *provisionerMetrics {
 	})
 	created := metrics.NewCounter(reg, prometheus.CounterOpts{
 		Namespace: metrics.Namespace, Subsystem: "nodeclaims", Name: "created_total",
-		Help: "Number of nodeclaims created in total by Karpenter. Labeled by reason the nodeclaim was created, the owning nodepool, and if min values was relaxed for this nodeclaim.",
+		Help: "NodeClaims Lathe created, by why it created them, their NodePool and whether the NodePool's minValues had to be relaxed.",
 	}, metrics.ReasonLabel, metrics.NodePoolLabel, metrics.MinValuesRelaxedLabel)
 	return &provisionerMetrics{
 		queueDepth:         queueDepth,

@@ -38,6 +38,9 @@ type Deps struct {
 	BatchMaxDuration  time.Duration
 	// SolverOptions carry the preference and minValues policies.
 	SolverOptions solver.Options
+	// Scheduling records when pending pods are taken up and decided on (the cluster state's); nil: not
+	// recorded.
+	Scheduling *state.SchedulingTimes
 }
 
 // ClusterState is what the provisioner reads of pkg/state.
@@ -68,6 +71,13 @@ func NewProvisioner(deps Deps) *Provisioner {
 
 // Trigger tells the provisioner a pod may need capacity.
 func (p *Provisioner) Trigger() { p.batcher.Trigger() }
+
+// Ack records that the provisioner took the pending pod up (the first time only).
+func (p *Provisioner) Ack(pod types.NamespacedName) {
+	if p.deps.Scheduling != nil {
+		p.deps.Scheduling.Ack(pod)
+	}
+}
 
 // Start runs batches until ctx ends. A failed pass is logged and retried with the next batch; pending pods
 // trigger again, so nothing is lost.
@@ -105,6 +115,7 @@ func (p *Provisioner) Provision(ctx context.Context) (*solver.Plan, error) {
 		return nil, fmt.Errorf("solving for %d pending pods, %w", len(in.Pods), err)
 	}
 	p.metrics.unschedulable.Set(float64(len(plan.Unschedulable)))
+	p.recordDecisions(in, plan)
 	created, err := p.createNodeClaims(ctx, in, plan)
 	p.nominate(in, plan, created)
 	p.publish(in, plan, created)
@@ -116,6 +127,38 @@ func (p *Provisioner) Provision(ctx context.Context) (*solver.Plan, error) {
 	log.FromContext(ctx).Info("provisioned", "pendingPods", len(in.Pods), "nodeClaims", len(created),
 		"unschedulablePods", len(plan.Unschedulable), "pricePerHour", plan.PricePerHour)
 	return plan, nil
+}
+
+// recordDecisions records the pass's outcome for each unbound pending pod: placed (on a node, an in-flight
+// NodeClaim or a NodeClaim of the plan) or not placeable.
+func (p *Provisioner) recordDecisions(in solver.Input, plan *solver.Plan) {
+	if p.deps.Scheduling == nil {
+		return
+	}
+	unbound := map[solver.PodRef]bool{}
+	for _, pod := range in.Pods {
+		if pod.Spec.NodeName == "" {
+			unbound[solver.PodRef{Namespace: pod.Namespace, Name: pod.Name}] = true
+		}
+	}
+	var placed, failed []types.NamespacedName
+	add := func(to *[]types.NamespacedName, ref solver.PodRef) {
+		if unbound[ref] {
+			*to = append(*to, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name})
+		}
+	}
+	for _, placement := range plan.Placements {
+		add(&placed, placement.Pod)
+	}
+	for _, planned := range plan.NodeClaims {
+		for _, ref := range planned.Pods {
+			add(&placed, ref)
+		}
+	}
+	for _, u := range plan.Unschedulable {
+		add(&failed, u.Pod)
+	}
+	p.deps.Scheduling.Decided(placed, failed)
 }
 
 // createNodeClaims creates the plan's NodeClaims, several at a time (each create costs the API server its

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -70,6 +71,9 @@ type Deps struct {
 	// Reservations turns on launching into the node classes' capacity reservations (the ReservedCapacity
 	// feature gate): reserved offerings with their room, and launches that target them. Nil: off.
 	Reservations Reservations
+	// Registerer takes the instance provider's metrics (instance.NewMetrics). Nil: they go to a registry
+	// of their own, which nothing serves.
+	Registerer prometheus.Registerer
 }
 
 // CloudProvider launches NodeClaims as EC2 instances. Construct it with New.
@@ -130,12 +134,16 @@ func New(deps Deps) (*CloudProvider, error) {
 	if deps.Reservations != nil {
 		deps.InstanceTypes = reservedTypes{InstanceTypeSource: deps.InstanceTypes, reservations: deps.Reservations, unavailable: deps.Unavailable}
 	}
+	var instanceMetrics *instance.Metrics
+	if deps.Registerer != nil {
+		instanceMetrics = instance.NewMetrics(deps.Registerer)
+	}
 	c := &CloudProvider{
 		reservations: deps.Reservations, kube: deps.Client, clusterName: deps.ClusterName, clusterEndpoint: deps.ClusterEndpoint, clusterCABundle: deps.ClusterCABundle,
 		clusterDNS: deps.ClusterDNS, clusterCIDR: deps.ClusterCIDR, region: deps.Region, userData: deps.UserData, instanceTypes: deps.InstanceTypes, subnets: deps.Subnets, unavailable: deps.Unavailable,
 		templates: launchtemplate.New(deps.EC2, deps.ClusterName, deps.Clock),
 		instances: instance.New(instance.Deps{EC2: deps.EC2, ClusterName: deps.ClusterName, Unavailable: deps.Unavailable,
-			BatchIdle: deps.BatchIdle, BatchMax: deps.BatchMax, IsClaimed: recordedBy(deps.Client)}),
+			BatchIdle: deps.BatchIdle, BatchMax: deps.BatchMax, IsClaimed: recordedBy(deps.Client), Metrics: instanceMetrics}),
 	}
 	if deps.InterruptionQueue != "" {
 		c.interruptions = interruptionqueue.New(interruptionqueue.Options{SQS: deps.SQS, Name: deps.InterruptionQueue,

@@ -143,6 +143,10 @@ func chooseCapacityType(its cloudprovider.InstanceTypes, reqs scheduling.Require
 func (c *CloudProvider) launchRequest(ctx context.Context, nodeClaim *v1.NodeClaim, nodeClass *awsv1.EC2NodeClass,
 	its cloudprovider.InstanceTypes, reqs scheduling.Requirements, capacityType string) (instance.Request, error) {
 	subnets := c.zonalSubnets(ctx, nodeClass)
+	zoneIDs := map[string]string{}
+	for _, s := range nodeClass.Status.Subnets {
+		zoneIDs[s.Zone] = s.ZoneID
+	}
 	tags := c.tags(nodeClaim, nodeClass)
 	templates := map[string]string{} // image (and reservation) → template
 	req := instance.Request{NodeClaimName: nodeClaim.Name, NodeClaimUID: string(nodeClaim.UID), CapacityType: capacityType, Tags: tags}
@@ -176,7 +180,7 @@ func (c *CloudProvider) launchRequest(ctx context.Context, nodeClaim *v1.NodeCla
 				templates[key] = name
 			}
 			req.Overrides = append(req.Overrides, instance.Override{LaunchTemplate: templates[key], InstanceType: it.Name,
-				Zone: o.Zone, SubnetID: subnet, ImageID: image, Price: o.Price, ReservationID: o.ReservationID()})
+				Zone: o.Zone, ZoneID: zoneIDs[o.Zone], SubnetID: subnet, ImageID: image, Price: o.Price, ReservationID: o.ReservationID()})
 		}
 	}
 	if len(req.Overrides) == 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/discovery"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -49,6 +50,8 @@ type EnvironmentDeps struct {
 	Clock     clock.Clock
 	Recorder  events.Recorder
 	Settings  Settings
+	// Registerer takes the provider's metrics (Deps.Registerer).
+	Registerer prometheus.Registerer
 }
 
 // Controller is a controller that comes with the provider.
@@ -94,8 +97,8 @@ func NewFromEnvironment(ctx context.Context, deps EnvironmentDeps) (*CloudProvid
 		reservations = providers.CapacityReservations
 	}
 	cloud, err := New(Deps{
-		Reservations: reservations,
-		Client:       deps.Client, EC2: ec2api, Clock: deps.Clock, ClusterName: s.ClusterName, ClusterEndpoint: cluster.endpoint,
+		Reservations: reservations, Registerer: deps.Registerer,
+		Client: deps.Client, EC2: ec2api, Clock: deps.Clock, ClusterName: s.ClusterName, ClusterEndpoint: cluster.endpoint,
 		ClusterCABundle: cluster.caBundle, ClusterDNS: cluster.dns, ClusterCIDR: cluster.cidr, Region: cfg.Region, Zones: zones,
 		UserData: RenderUserData, InstanceTypes: types, Unavailable: offerings, Subnets: providers.Subnets,
 		InterruptionQueue: s.InterruptionQueue, SQS: sqs.NewFromConfig(cfg),

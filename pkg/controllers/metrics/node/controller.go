@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/lathe-autoscaler/lathe/pkg/metrics"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 )
 
@@ -63,7 +64,8 @@ func (c *Controller) Start(ctx context.Context) error {
 	}
 }
 
-// Reconcile replaces the gauges with the current nodes' values.
+// Reconcile sets the gauges to the current nodes' values, updating series in place, and then deletes the
+// series of nodes that are gone.
 func (c *Controller) Reconcile(ctx context.Context) error {
 	var nodes corev1.NodeList
 	if err := c.client.List(ctx, &nodes); err != nil {
@@ -80,7 +82,6 @@ func (c *Controller) Reconcile(ctx context.Context) error {
 		}
 	}
 	m := c.metrics
-	m.reset()
 	allocatable, requested := corev1.ResourceList{}, corev1.ResourceList{}
 	now := c.clock.Now()
 	for i := range nodes.Items {
@@ -102,7 +103,7 @@ func (c *Controller) Reconcile(ctx context.Context) error {
 		setResources(m.podLimits, labels, podLimit)
 		setResources(m.daemonRequests, labels, daemonRequests)
 		setResources(m.daemonLimits, labels, daemonLimits)
-		m.lifetime.With(labels).Set(now.Sub(node.CreationTimestamp.Time).Seconds())
+		m.lifetime.setValue(labels, now.Sub(node.CreationTimestamp.Time).Seconds())
 		scheduling.AddResources(allocatable, node.Status.Allocatable)
 		scheduling.AddResources(requested, podRequests)
 	}
@@ -110,8 +111,9 @@ func (c *Controller) Reconcile(ctx context.Context) error {
 		if total.IsZero() {
 			continue
 		}
-		m.utilization.WithLabelValues(resourceType(name)).Set(100 * value(name, requested[name]) / value(name, total))
+		m.utilization.setValue(prometheus.Labels{metrics.ResourceTypeLabel: resourceType(name)}, 100*value(name, requested[name])/value(name, total))
 	}
+	m.sweep()
 	return nil
 }
 

@@ -41,14 +41,14 @@ func wellKnown() map[string]string {
 type collectors struct {
 	labels         map[string]string // well-known label key → metric label name
 	names          []string          // the metric label names of a node, sorted
-	allocatable    *prometheus.GaugeVec
-	overhead       *prometheus.GaugeVec
-	podRequests    *prometheus.GaugeVec
-	podLimits      *prometheus.GaugeVec
-	daemonRequests *prometheus.GaugeVec
-	daemonLimits   *prometheus.GaugeVec
-	lifetime       *prometheus.GaugeVec
-	utilization    *prometheus.GaugeVec
+	allocatable    *trackedGauge
+	overhead       *trackedGauge
+	podRequests    *trackedGauge
+	podLimits      *trackedGauge
+	daemonRequests *trackedGauge
+	daemonLimits   *trackedGauge
+	lifetime       *trackedGauge
+	utilization    *trackedGauge
 }
 
 func newCollectors(reg prometheus.Registerer) *collectors {
@@ -61,30 +61,30 @@ func newCollectors(reg prometheus.Registerer) *collectors {
 	}
 	slices.Sort(names)
 	withResource := append(slices.Clone(names), metrics.ResourceTypeLabel)
-	gauge := func(name, help string, labels []string) *prometheus.GaugeVec {
-		return metrics.NewGauge(reg, prometheus.GaugeOpts{Namespace: metrics.Namespace, Subsystem: subsystem, Name: name, Help: help}, labels...)
+	gauge := func(name, help string, labels []string) *trackedGauge {
+		return newTrackedGauge(metrics.NewGauge(reg, prometheus.GaugeOpts{Namespace: metrics.Namespace, Subsystem: subsystem, Name: name, Help: help}, labels...))
 	}
 	return &collectors{
 		labels:         labels,
 		names:          names,
 		allocatable:    gauge("allocatable", "The resources a node can give pods (its status.allocatable), by resource type.", withResource),
 		overhead:       gauge("system_overhead", "The resources a node keeps for the system: capacity minus allocatable, by resource type.", withResource),
-		podRequests:    gauge("total_pod_requests", "The resources requested by the pods bound to a node, DaemonSet pods included, by resource type.", withResource),
-		podLimits:      gauge("total_pod_limits", "The resource limits of the pods bound to a node, DaemonSet pods included, by resource type.", withResource),
-		daemonRequests: gauge("total_daemon_requests", "The resources requested by the DaemonSet pods bound to a node, by resource type.", withResource),
-		daemonLimits:   gauge("total_daemon_limits", "The resource limits of the DaemonSet pods bound to a node, by resource type.", withResource),
+		podRequests:    gauge("total_pod_requests", "Sum of the resource requests of every pod on a node (its DaemonSet pods too), by resource type.", withResource),
+		podLimits:      gauge("total_pod_limits", "Sum of the resource limits of every pod on a node (its DaemonSet pods too), by resource type.", withResource),
+		daemonRequests: gauge("total_daemon_requests", "Sum of the resource requests of a node's DaemonSet pods, by resource type.", withResource),
+		daemonLimits:   gauge("total_daemon_limits", "Sum of the resource limits of a node's DaemonSet pods, by resource type.", withResource),
 		lifetime:       gauge("current_lifetime_seconds", "Seconds since the node was created.", names),
-		utilization: metrics.NewGauge(reg, prometheus.GaugeOpts{
+		utilization: newTrackedGauge(metrics.NewGauge(reg, prometheus.GaugeOpts{
 			Namespace: metrics.Namespace, Subsystem: "cluster", Name: "utilization_percent",
 			Help: "The percentage of the nodes' allocatable resources that pods request, by resource type.",
-		}, metrics.ResourceTypeLabel),
+		}, metrics.ResourceTypeLabel)),
 	}
 }
 
-// reset drops every series, before a pass sets the current ones.
-func (m *collectors) reset() {
-	for _, g := range []*prometheus.GaugeVec{m.allocatable, m.overhead, m.podRequests, m.podLimits, m.daemonRequests, m.daemonLimits, m.lifetime, m.utilization} {
-		g.Reset()
+// sweep ends a pass: it deletes the series of nodes (and resources) the pass no longer found.
+func (m *collectors) sweep() {
+	for _, g := range []*trackedGauge{m.allocatable, m.overhead, m.podRequests, m.podLimits, m.daemonRequests, m.daemonLimits, m.lifetime, m.utilization} {
+		g.sweep()
 	}
 }
 
@@ -101,13 +101,13 @@ func (m *collectors) nodeLabels(node *corev1.Node) prometheus.Labels {
 }
 
 // setResources sets one gauge's series of a node, one per resource.
-func setResources(g *prometheus.GaugeVec, labels prometheus.Labels, resources corev1.ResourceList) {
+func setResources(g *trackedGauge, labels prometheus.Labels, resources corev1.ResourceList) {
 	for name, q := range resources {
 		series := prometheus.Labels{metrics.ResourceTypeLabel: resourceType(name)}
 		for k, v := range labels {
 			series[k] = v
 		}
-		g.With(series).Set(value(name, q))
+		g.setValue(series, value(name, q))
 	}
 }
 

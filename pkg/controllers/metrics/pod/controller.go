@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
+	"github.com/lathe-autoscaler/lathe/pkg/state"
 )
 
 // Deps are the controller's dependencies.
@@ -23,6 +24,9 @@ type Deps struct {
 	Client     client.Client
 	Clock      clock.Clock
 	Registerer prometheus.Registerer
+	// Scheduling holds when the provisioner took pending pods up and decided on them (the cluster
+	// state's), for karpenter_pods_provisioning_*. Nil: those stay empty.
+	Scheduling *state.SchedulingTimes
 }
 
 // waitingRefresh is how often the unbound and unstarted times of a pending pod are brought up to date.
@@ -33,9 +37,10 @@ const waitingRefresh = 30 * time.Second
 // when the controller starts, after a restart or a change of leader, were observed by the previous
 // instance, or before Lathe ran; they are not observed again).
 type Controller struct {
-	client  client.Client
-	clock   clock.Clock
-	metrics *collectors
+	client     client.Client
+	clock      clock.Clock
+	metrics    *collectors
+	scheduling *state.SchedulingTimes
 
 	mu      sync.Mutex
 	pending map[types.NamespacedName]types.UID // pods (by UID) seen pending and not yet observed started
@@ -44,7 +49,10 @@ type Controller struct {
 
 // NewController returns the pod metrics controller.
 func NewController(deps Deps) *Controller {
-	return &Controller{client: deps.Client, clock: deps.Clock, metrics: newCollectors(deps.Registerer),
+	if deps.Scheduling == nil {
+		deps.Scheduling = &state.SchedulingTimes{}
+	}
+	return &Controller{client: deps.Client, clock: deps.Clock, metrics: newCollectors(deps.Registerer), scheduling: deps.Scheduling,
 		pending: map[types.NamespacedName]types.UID{}, unbound: map[types.NamespacedName]types.UID{}}
 }
 
@@ -76,29 +84,40 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, fmt.Errorf("getting node of pod, %w", err)
 		}
 	}
+	now := c.clock.Now()
+	acked, decided, schedulable := c.scheduling.Times(req.NamespacedName)
 	c.metrics.setState(pod, node)
-	c.metrics.setWaiting(pod, c.clock.Now())
-	c.observeBound(req.NamespacedName, pod)
+	c.metrics.setWaiting(pod, now)
+	c.metrics.setProvisioningWaiting(pod, now, acked, decided, schedulable)
+	c.observeBound(req.NamespacedName, pod, schedulable)
 	switch ready, isReady := readySince(pod); {
 	case pod.Status.Phase == corev1.PodPending:
 		c.remember(c.pending, req.NamespacedName, pod.UID)
 		return reconcile.Result{RequeueAfter: waitingRefresh}, nil
 	case isReady && c.take(c.pending, req.NamespacedName, pod.UID):
 		c.metrics.startup.Observe(ready.Sub(pod.CreationTimestamp.Time).Seconds())
+		if !schedulable.IsZero() {
+			c.metrics.provisioningStartup.Observe(ready.Sub(schedulable).Seconds())
+		}
+		c.scheduling.Forget(req.NamespacedName)
 	case scheduling.IsTerminal(pod):
 		c.forget(req.NamespacedName)
 	}
 	return reconcile.Result{}, nil
 }
 
-// observeBound remembers an unbound pending pod, and observes its bound duration once it is bound.
-func (c *Controller) observeBound(name types.NamespacedName, pod *corev1.Pod) {
+// observeBound remembers an unbound pending pod, and observes its bound durations once it is bound (the
+// provisioning one when the provisioner found it a place, at schedulable).
+func (c *Controller) observeBound(name types.NamespacedName, pod *corev1.Pod, schedulable time.Time) {
 	bound, scheduled := conditionTrue(pod, corev1.PodScheduled)
 	switch {
 	case pod.Status.Phase == corev1.PodPending && !scheduled:
 		c.remember(c.unbound, name, pod.UID)
 	case scheduled && c.take(c.unbound, name, pod.UID):
 		c.metrics.bound.Observe(bound.Sub(pod.CreationTimestamp.Time).Seconds())
+		if !schedulable.IsZero() {
+			c.metrics.provisioningBound.Observe(bound.Sub(schedulable).Seconds())
+		}
 	}
 }
 
@@ -109,6 +128,7 @@ func (c *Controller) remember(pods map[types.NamespacedName]types.UID, name type
 }
 
 func (c *Controller) forget(name types.NamespacedName) {
+	c.scheduling.Forget(name)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.pending, name)

@@ -26,11 +26,11 @@ const (
 	readyLabel        = "ready"
 	managedLabel      = "managed"
 	podSubsystem      = "pods"
-	startupHelp       = "The time from pod creation until the pod is running."
-	boundHelp         = "The time from pod creation until the pod is bound."
-	stateHelp         = "Pod state is the current state of pods, labeled by the pod name, namespace, owner, node, nodepool, zone, architecture, capacity type, instance type, phase, and readiness."
-	unstartedTimeHelp = "The time from pod creation until the pod is running, for pods not running yet."
-	unboundTimeHelp   = "The time from pod creation until the pod is bound, for pods not bound yet."
+	startupHelp       = "Seconds from a pod's creation until it was running and ready."
+	boundHelp         = "Seconds from a pod's creation until it was bound to a node."
+	stateHelp         = "Always 1, one series per pod; the labels carry its name, namespace, owner, node, NodePool, zone, architecture, capacity type, instance type, phase and readiness."
+	unstartedTimeHelp = "For a pod not running yet: seconds since it was created."
+	unboundTimeHelp   = "For a pod not bound yet: seconds since it was created."
 )
 
 // collectors are the pod metrics.
@@ -40,6 +40,13 @@ type collectors struct {
 	state     *prometheus.GaugeVec
 	unstarted *prometheus.GaugeVec
 	unbound   *prometheus.GaugeVec
+	// The provisioning_* family counts from when the provisioner first found the pod a place (and the
+	// undecided time from when it took the pod up), times kept in memory, not the pod's creation.
+	provisioningStartup   prometheus.Observer
+	provisioningBound     prometheus.Observer
+	provisioningUnstarted *prometheus.GaugeVec
+	provisioningUnbound   *prometheus.GaugeVec
+	undecided             *prometheus.GaugeVec
 }
 
 func newCollectors(reg prometheus.Registerer) *collectors {
@@ -62,6 +69,28 @@ func newCollectors(reg prometheus.Registerer) *collectors {
 		unbound: metrics.NewGauge(reg, prometheus.GaugeOpts{
 			Namespace: metrics.Namespace, Subsystem: podSubsystem, Name: "unbound_time_seconds", Help: unboundTimeHelp,
 		}, nameLabel, namespaceLabel),
+		provisioningStartup: metrics.NewHistogram(reg, prometheus.HistogramOpts{
+			Namespace: metrics.Namespace, Subsystem: podSubsystem, Name: "provisioning_startup_duration_seconds",
+			Help:    "Seconds from the provisioner first finding a pod a place until the pod ran and was ready (measured from a time kept in memory, not the pod's creation).",
+			Buckets: metrics.DurationBuckets(),
+		}).WithLabelValues(),
+		provisioningBound: metrics.NewHistogram(reg, prometheus.HistogramOpts{
+			Namespace: metrics.Namespace, Subsystem: podSubsystem, Name: "provisioning_bound_duration_seconds",
+			Help:    "Seconds from the provisioner first finding a pod a place until the pod was bound to a node (measured from a time kept in memory, not the pod's creation).",
+			Buckets: metrics.DurationBuckets(),
+		}).WithLabelValues(),
+		provisioningUnstarted: metrics.NewGauge(reg, prometheus.GaugeOpts{
+			Namespace: metrics.Namespace, Subsystem: podSubsystem, Name: "provisioning_unstarted_time_seconds",
+			Help: "For a pod not running yet: seconds since the provisioner first found it a place (a time kept in memory).",
+		}, nameLabel, namespaceLabel),
+		provisioningUnbound: metrics.NewGauge(reg, prometheus.GaugeOpts{
+			Namespace: metrics.Namespace, Subsystem: podSubsystem, Name: "provisioning_unbound_time_seconds",
+			Help: "For a pod not bound yet: seconds since the provisioner first found it a place (a time kept in memory).",
+		}, nameLabel, namespaceLabel),
+		undecided: metrics.NewGauge(reg, prometheus.GaugeOpts{
+			Namespace: metrics.Namespace, Subsystem: podSubsystem, Name: "provisioning_scheduling_undecided_time_seconds",
+			Help: "For a pending pod the provisioner took up but has not yet decided on: seconds since it took the pod up (a time kept in memory).",
+		}, nameLabel, namespaceLabel),
 	}
 }
 
@@ -71,6 +100,9 @@ func (m *collectors) forget(name types.NamespacedName) {
 	m.state.DeletePartialMatch(labels)
 	m.unstarted.Delete(labels)
 	m.unbound.Delete(labels)
+	m.provisioningUnstarted.Delete(labels)
+	m.provisioningUnbound.Delete(labels)
+	m.undecided.Delete(labels)
 }
 
 // setState replaces the pod's karpenter_pods_state series; node is the pod's node (empty when unbound or
@@ -98,6 +130,26 @@ func (m *collectors) setWaiting(pod *corev1.Pod, now time.Time) {
 		m.unstarted.With(labels).Set(age)
 	} else {
 		m.unstarted.Delete(labels)
+	}
+}
+
+// setProvisioningWaiting sets or drops the pod's provisioning_* gauges as setWaiting does the others,
+// from the times the provisioner recorded (zero for what it has not done).
+func (m *collectors) setProvisioningWaiting(pod *corev1.Pod, now, acked, decided, schedulable time.Time) {
+	labels := prometheus.Labels{nameLabel: pod.Name, namespaceLabel: pod.Namespace}
+	pending := pod.Status.Phase == corev1.PodPending
+	_, scheduled := conditionTrue(pod, corev1.PodScheduled)
+	setOrDrop(m.undecided, labels, now, acked, decided.IsZero() && !scheduled)
+	setOrDrop(m.provisioningUnbound, labels, now, schedulable, pending && !scheduled)
+	setOrDrop(m.provisioningUnstarted, labels, now, schedulable, pending)
+}
+
+// setOrDrop sets the series to the seconds since a known since when it applies, and deletes it otherwise.
+func setOrDrop(g *prometheus.GaugeVec, labels prometheus.Labels, now, since time.Time, applies bool) {
+	if applies && !since.IsZero() {
+		g.With(labels).Set(now.Sub(since).Seconds())
+	} else {
+		g.Delete(labels)
 	}
 }
 

@@ -43,28 +43,28 @@ func newCollectors(reg prometheus.Registerer, kind string, buckets []float64, ex
 		extra: extra,
 		count: metrics.NewGauge(reg, prometheus.GaugeOpts{
 			Namespace: operator, Subsystem: conditions, Name: "count",
-			Help: "The number of a condition for a given object, type and status. e.g. Alarm := Available=False > 0",
+			Help: "1 for each object and the status and reason its condition of each type has now; alert on, for example, Ready=False above 0.",
 		}, perObject...),
 		currentStatus: metrics.NewGauge(reg, prometheus.GaugeOpts{
 			Namespace: operator, Subsystem: conditions, Name: "current_status_seconds",
-			Help: "The current amount of time in seconds that a status condition has been in a specific state. Alarm := P99(Updated=Unknown) > 5 minutes",
+			Help: "Seconds an object's condition has kept its current status; alert on, for example, the 99th percentile of Ready=Unknown above 5 minutes.",
 		}, perObject...),
 		transitions: metrics.NewCounter(reg, prometheus.CounterOpts{
 			Namespace: operator, Subsystem: conditions, Name: "transitions_total",
-			Help: "The count of transitions of a given object, type and status.",
+			Help: "Changes of status of conditions, by condition type, the new status and reason.",
 		}, append([]string{typeLabel, statusLabel, metrics.ReasonLabel}, extra...)...),
 		transitionSeconds: metrics.NewHistogram(reg, prometheus.HistogramOpts{
 			Namespace: operator, Subsystem: conditions, Name: "transition_seconds",
-			Help:    "The amount of time a condition was in a given state before transitioning. e.g. Alarm := P99(Updated=False) > 5 minutes",
+			Help:    "Seconds a condition kept a status before it changed, by condition type and that status.",
 			Buckets: buckets,
 		}, append([]string{typeLabel, statusLabel}, extra...)...),
 		terminating: metrics.NewGauge(reg, prometheus.GaugeOpts{
 			Namespace: operator, Subsystem: termination, Name: "current_time_seconds",
-			Help: "The current amount of time in seconds that an object has been in terminating state.",
+			Help: "For an object being deleted: seconds since its deletion began.",
 		}, append([]string{namespaceLabel, nameLabel}, extra...)...),
 		termination: metrics.NewHistogram(reg, prometheus.HistogramOpts{
 			Namespace: operator, Subsystem: termination, Name: "duration_seconds",
-			Help:    "The amount of time taken by an object to terminate completely.",
+			Help:    "Seconds an object took from its deletion request until it was gone.",
 			Buckets: buckets,
 		}, extra...),
 	}

@@ -30,7 +30,7 @@ func newCollectors(reg prometheus.Registerer) *collectors {
 			Namespace: metrics.Namespace,
 			Subsystem: "nodeclaims",
 			Name:      "unhealthy_disrupted_total",
-			Help:      "Number of unhealthy nodeclaims disrupted in total by Karpenter. Labeled by condition on the node was disrupted, the owning nodepool, and the image ID.",
+			Help:      "NodeClaims node repair replaced because a node condition stayed unhealthy too long, by that condition, NodePool, capacity type and image ID.",
 		}, conditionLabel, metrics.NodePoolLabel, metrics.CapacityTypeLabel, imageIDLabel),
 	}
 }

@@ -33,13 +33,13 @@ func newMetrics(reg prometheus.Registerer) *lifecycleMetrics {
 			Namespace: metrics.Namespace,
 			Subsystem: "nodeclaims",
 			Name:      "launched_total",
-			Help:      "Number of nodeclaims launched in total by Karpenter. Labeled by the owning nodepool.",
+			Help:      "NodeClaims whose instance the cloud provider launched, by NodePool.",
 		}, metrics.NodePoolLabel),
 		nodesCreated: metrics.NewCounter(reg, prometheus.CounterOpts{
 			Namespace: metrics.Namespace,
 			Subsystem: "nodes",
 			Name:      "created_total",
-			Help:      "Number of nodes created in total by Karpenter. Labeled by owning nodepool and zone.",
+			Help:      "Nodes Lathe brought up, by NodePool and zone.",
 		}, metrics.NodePoolLabel, metrics.ZoneLabel),
 		disrupted: metrics.NodeClaimsDisrupted(reg),
 	}

@@ -25,20 +25,20 @@ func newCollectors(reg prometheus.Registerer) *collectors {
 			Namespace: metrics.Namespace,
 			Subsystem: "nodeclaims",
 			Name:      "terminated_total",
-			Help:      "Number of nodeclaims terminated in total by Karpenter. Labeled by the owning nodepool, capacity type, and zone.",
+			Help:      "NodeClaims Lathe finished terminating, by NodePool, capacity type and zone.",
 		}, metrics.NodePoolLabel, metrics.CapacityTypeLabel, metrics.ZoneLabel),
 		terminationDuration: metrics.NewHistogram(reg, prometheus.HistogramOpts{
 			Namespace: metrics.Namespace,
 			Subsystem: "nodeclaims",
 			Name:      "termination_duration_seconds",
-			Help:      "Duration of NodeClaim termination in seconds.",
+			Help:      "Seconds a NodeClaim took to terminate, by NodePool.",
 			Buckets:   prometheus.ExponentialBuckets(1, 2, 12), // upstream's: 1 s to 2048 s
 		}, metrics.NodePoolLabel),
 		instanceTerminationDuration: metrics.NewHistogram(reg, prometheus.HistogramOpts{
 			Namespace: metrics.Namespace,
 			Subsystem: "nodeclaims",
 			Name:      "instance_termination_duration_seconds",
-			Help:      "Duration of CloudProvider Instance termination in seconds.",
+			Help:      "Seconds the cloud provider took to terminate a NodeClaim's instance, by NodePool.",
 			Buckets:   prometheus.ExponentialBuckets(1, 2, 11), // upstream's: 1 s to 1024 s
 		}, metrics.NodePoolLabel),
 	}

@@ -145,6 +145,7 @@ type instanceResponse struct {
 	InstanceType    string                `xml:"instanceType"`
 	LaunchTime      string                `xml:"launchTime"`
 	Zone            string                `xml:"placement>availabilityZone"`
+	ZoneID          string                `xml:"placement>availabilityZoneId,omitempty"`
 	SubnetID        string                `xml:"subnetId"`
 	Groups          []groupIdentifier     `xml:"groupSet>item"`
 	InstanceProfile *struct {
@@ -208,7 +209,9 @@ func (s *Server) describeInstances(q query) (any, error) {
 			if !matchFilters(filters, in.Tags, in.field) {
 				continue
 			}
-			all = append(all, in.response())
+			r := in.response()
+			r.ZoneID = st.zones.ids[in.Zone]
+			all = append(all, r)
 		}
 	})
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Batch windows of CreateFleet, as Karpenter's AWS provider uses: a batch closes once no identical request
@@ -19,18 +21,23 @@ const (
 type batcher struct {
 	idle, max time.Duration
 	exec      func(ctx context.Context, reqs []*launchRequest)
+	// window and size observe each batch's open time and request count.
+	window, size prometheus.Observer
 
 	mu   sync.Mutex
 	open map[string]*batch
 }
 
 type batch struct {
-	reqs []*launchRequest
-	poke chan struct{}
+	reqs   []*launchRequest
+	poke   chan struct{}
+	opened time.Time
 }
 
-func newBatcher(idle, max time.Duration, exec func(context.Context, []*launchRequest)) *batcher {
-	return &batcher{idle: idle, max: max, exec: exec, open: map[string]*batch{}}
+// newBatcher returns a batcher named name in m's karpenter_cloudprovider_batcher_* metrics.
+func newBatcher(name string, m *Metrics, idle, max time.Duration, exec func(context.Context, []*launchRequest)) *batcher {
+	return &batcher{idle: idle, max: max, exec: exec, open: map[string]*batch{},
+		window: m.batchTime.WithLabelValues(name), size: m.batchSize.WithLabelValues(name)}
 }
 
 // add queues the request in the batch of its key and waits for its result.
@@ -43,7 +50,7 @@ func (b *batcher) add(ctx context.Context, key string, req *launchRequest) launc
 	b.mu.Lock()
 	bt, ok := b.open[key]
 	if !ok {
-		bt = &batch{poke: make(chan struct{}, 1)}
+		bt = &batch{poke: make(chan struct{}, 1), opened: time.Now()}
 		b.open[key] = bt
 		go b.run(context.WithoutCancel(ctx), key, bt)
 	}
@@ -81,5 +88,7 @@ wait:
 	delete(b.open, key)
 	reqs := bt.reqs
 	b.mu.Unlock()
+	b.window.Observe(time.Since(bt.opened).Seconds())
+	b.size.Observe(float64(len(reqs)))
 	b.exec(ctx, reqs)
 }

@@ -79,6 +79,7 @@ func (p *Provider) execFleet(ctx context.Context, reqs []*launchRequest) {
 		}
 		return
 	}
+	p.countLaunchFailures(first.req.CapacityType, first.overrides, out.Errors)
 	instances := launched(out, first.req.CapacityType, tags)
 	withReservations(instances, first.overrides)
 	for i, r := range reqs {
@@ -168,4 +169,23 @@ func fleetInput(capacityType string, overrides []Override, n int, tags map[strin
 		in.OnDemandOptions = &ec2types.OnDemandOptionsRequest{AllocationStrategy: ec2types.FleetOnDemandAllocationStrategyLowestPrice}
 	}
 	return in
+}
+
+// countLaunchFailures counts each offering the fleet reported an error for. EC2 names the zone of a
+// failed offering but not its ID, which the overrides carry.
+func (p *Provider) countLaunchFailures(capacityType string, overrides []Override, errs []ec2types.CreateFleetError) {
+	zoneIDs := map[string]string{}
+	for _, o := range overrides {
+		if o.ZoneID != "" {
+			zoneIDs[o.Zone] = o.ZoneID
+		}
+	}
+	for _, e := range errs {
+		var zone string
+		if e.LaunchTemplateAndOverrides != nil && e.LaunchTemplateAndOverrides.Overrides != nil {
+			zone = aws.ToString(e.LaunchTemplateAndOverrides.Overrides.AvailabilityZone)
+		}
+		reason := launchFailureReason(aws.ToString(e.ErrorCode), aws.ToString(e.ErrorMessage))
+		p.metrics.launchFailures.WithLabelValues(zone, zoneIDs[zone], capacityType, reason).Inc()
+	}
 }

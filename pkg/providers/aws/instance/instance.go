@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/smithy-go"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 )
@@ -62,8 +63,11 @@ type Override struct {
 	LaunchTemplate string
 	InstanceType   string
 	Zone, SubnetID string
-	ImageID        string
-	Price          float64
+	// ZoneID is the zone's ID, for metrics; it follows from Zone, so it is left out of batch keys and
+	// client tokens.
+	ZoneID  string `json:"-"`
+	ImageID string
+	Price   float64
 	// ReservationID is the capacity reservation the override's launch template targets (reserved launches).
 	ReservationID string `json:",omitempty"`
 }
@@ -82,10 +86,12 @@ type Request struct {
 // Instance is what the provider knows of an EC2 instance.
 type Instance struct {
 	ID, InstanceType, Zone, CapacityType string
-	ImageID, SubnetID, State             string
-	SecurityGroupIDs                     []string
-	LaunchTime                           time.Time
-	Tags                                 map[string]string
+	// ZoneID is the zone's ID (use1-az1), when EC2 reported it.
+	ZoneID                   string
+	ImageID, SubnetID, State string
+	SecurityGroupIDs         []string
+	LaunchTime               time.Time
+	Tags                     map[string]string
 	// CapacityReservationID is the reservation the instance runs in ("" for none).
 	CapacityReservationID string
 }
@@ -114,6 +120,8 @@ type Deps struct {
 	// IsClaimed reports whether a NodeClaim's status records the provider ID; an untagged instance one
 	// does is not adopted by another claim (see adopt.go). Nil: none is.
 	IsClaimed func(ctx context.Context, providerID string) (bool, error)
+	// Metrics records batches and failures. Nil: collectors on a registry of their own, which nothing serves.
+	Metrics *Metrics
 }
 
 // Provider launches and finds the cluster's instances. Safe for concurrent use.
@@ -124,6 +132,7 @@ type Provider struct {
 	batcher     *batcher
 	isClaimed   func(context.Context, string) (bool, error)
 	orphans     orphans
+	metrics     *Metrics
 }
 
 // New returns a provider.
@@ -134,8 +143,11 @@ func New(deps Deps) *Provider {
 	if deps.BatchMax == 0 {
 		deps.BatchMax = BatchMax
 	}
-	p := &Provider{ec2: deps.EC2, clusterName: deps.ClusterName, unavailable: deps.Unavailable, isClaimed: deps.IsClaimed}
-	p.batcher = newBatcher(deps.BatchIdle, deps.BatchMax, p.execFleet)
+	if deps.Metrics == nil {
+		deps.Metrics = NewMetrics(prometheus.NewRegistry())
+	}
+	p := &Provider{ec2: deps.EC2, clusterName: deps.ClusterName, unavailable: deps.Unavailable, isClaimed: deps.IsClaimed, metrics: deps.Metrics}
+	p.batcher = newBatcher(createFleetBatcher, deps.Metrics, deps.BatchIdle, deps.BatchMax, p.execFleet)
 	return p
 }
 
@@ -292,10 +304,14 @@ func (p *Provider) Find(ctx context.Context, ids []string) (map[string]*Instance
 
 // Delete terminates the instance. It returns a NodeClaimNotFoundError once the instance is terminated.
 func (p *Provider) Delete(ctx context.Context, id string) error {
-	if _, err := p.Get(ctx, id); err != nil {
+	in, err := p.Get(ctx, id)
+	if err != nil {
 		return err
 	}
-	_, err := p.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{id}})
+	_, err = p.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{id}})
+	if err != nil {
+		p.metrics.terminationFailures.WithLabelValues(in.Zone, in.ZoneID).Inc()
+	}
 	if hasCode(err, "InvalidInstanceID.NotFound") {
 		return cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s is gone", id))
 	}
@@ -331,7 +347,7 @@ func fromEC2(i ec2types.Instance) *Instance {
 	out := &Instance{ID: aws.ToString(i.InstanceId), InstanceType: string(i.InstanceType), ImageID: aws.ToString(i.ImageId),
 		SubnetID: aws.ToString(i.SubnetId), CapacityType: "on-demand", Tags: map[string]string{}}
 	if i.Placement != nil {
-		out.Zone = aws.ToString(i.Placement.AvailabilityZone)
+		out.Zone, out.ZoneID = aws.ToString(i.Placement.AvailabilityZone), aws.ToString(i.Placement.AvailabilityZoneId)
 	}
 	if i.State != nil {
 		out.State = string(i.State.Name)
