@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -73,18 +74,21 @@ func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
 	return poll.Register(mgr, c.Name(), c)
 }
 
-// Reconcile handles every message in the queue and deletes the ones handled.
+// Parallelism is how many messages of one receive are handled at once (Karpenter's AWS provider handles a
+// received batch with ten workers).
+const Parallelism = 10
+
+// Reconcile handles the messages of one receive, Parallelism at a time, and deletes each once it is
+// handled; one whose handling failed stays in the queue for a later receive.
 func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	messages, err := c.source.ReceiveInterruptions(ctx)
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("receiving interruption messages, %w", err)
 	}
-	var errs []error
-	for _, msg := range messages {
-		if err := c.handle(ctx, msg); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	errs := make([]error, len(messages))
+	workqueue.ParallelizeUntil(ctx, Parallelism, len(messages), func(i int) {
+		errs[i] = c.handle(ctx, messages[i])
+	})
 	return reconcile.Result{RequeueAfter: c.interval}, errors.Join(errs...)
 }
 

@@ -8,7 +8,8 @@
 //	no_op, or an instance Lathe doesn't know counted and deleted
 //	unreadable (Err set)                     logged and deleted, not counted as received
 //
-// A message is deleted from the provider's queue once handled, so one whose handling failed is received
-// again. Marking a spot-interrupted offering unavailable is the provider's part: it owns that cache and
+// The messages of one receive are handled concurrently (Parallelism at a time, as Karpenter's AWS
+// provider does). Each is deleted from the provider's queue once handled, so one whose handling failed is
+// received again. Marking a spot-interrupted offering unavailable is the provider's part: it owns that cache and
 // does so when it receives the message.
 package interruption

@@ -147,7 +147,7 @@ func New(deps Deps) (*CloudProvider, error) {
 	}
 	if deps.InterruptionQueue != "" {
 		c.interruptions = interruptionqueue.New(interruptionqueue.Options{SQS: deps.SQS, Name: deps.InterruptionQueue,
-			Instances: c.instances, Unavailable: deps.Unavailable, Clock: deps.Clock, Wait: deps.InterruptionWait})
+			Instances: c.instances, Unavailable: deps.Unavailable, Reservations: deps.Reservations, Clock: deps.Clock, Wait: deps.InterruptionWait})
 	}
 	return c, nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/instancetype"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/nodeclass"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/pricing"
+	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/reservationexpiry"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/unavailable"
 )
 
@@ -60,11 +61,11 @@ type Controller interface {
 }
 
 // NewFromEnvironment builds the provider as it runs on EKS, with the controllers that come with it (the
-// EC2NodeClass status and hash controllers, the launch template sweeper): the SDK configuration (region,
-// credentials, endpoint) from the default chain only (environment, shared config, web identity / IRSA,
-// Pod Identity, instance metadata), so credentials never pass through Lathe's settings or logs; the
-// region's zones from its subnets (regionZones); and whatever of the cluster endpoint, CA bundle and
-// service range the settings leave out from EKS DescribeCluster.
+// EC2NodeClass status and hash controllers, the launch template sweeper, the capacity block expiration
+// controller): the SDK configuration (region, credentials, endpoint) from the default chain only
+// (environment, shared config, web identity / IRSA, Pod Identity, instance metadata), so credentials never
+// pass through Lathe's settings or logs; the region's zones from its subnets (regionZones); and whatever of
+// the cluster endpoint, CA bundle and service range the settings leave out from EKS DescribeCluster.
 func NewFromEnvironment(ctx context.Context, deps EnvironmentDeps) (*CloudProvider, []Controller, error) {
 	s := deps.Settings
 	if deps.Clock == nil {
@@ -115,6 +116,7 @@ func NewFromEnvironment(ctx context.Context, deps EnvironmentDeps) (*CloudProvid
 			ReservedCapacity: s.ReservedCapacity, Cleanups: []func(context.Context, *awsv1.EC2NodeClass) error{cloud.templates.DeleteForNodeClass}}),
 		nodeclass.NewHashController(deps.Client, caBundle),
 		NewTemplateSweeper(cloud, deps.Clock),
+		reservationexpiry.New(deps.Client, providers.CapacityReservations, deps.Clock),
 		runnable{prices},
 	}
 	return cloud, controllers, nil

@@ -9,11 +9,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
-// SweepInterval is how often unused launch templates are looked for.
-const SweepInterval = 5 * time.Minute
+// SweepInterval is how often unused launch templates are looked for (the cleanup interval of Karpenter's
+// launch template cache).
+const SweepInterval = time.Minute
 
 // TemplateSweeper deletes the launch templates nothing launched from for a while (launchtemplate.UnusedAfter),
-// on the leader only.
+// on the leader only. When it starts it registers the cluster's templates already in EC2, as Karpenter
+// hydrates its cache on election, so that those an earlier Lathe or Karpenter left behind are deleted once
+// nothing launches from them.
 type TemplateSweeper struct {
 	provider *CloudProvider
 	clock    clock.WithTicker
@@ -38,8 +41,11 @@ func (s *TemplateSweeper) Register(_ context.Context, mgr manager.Manager) error
 // NeedLeaderElection is true: one replica deletes.
 func (s *TemplateSweeper) NeedLeaderElection() bool { return true }
 
-// Start sweeps every SweepInterval until ctx ends.
+// Start registers the cluster's templates, then sweeps every SweepInterval until ctx ends.
 func (s *TemplateSweeper) Start(ctx context.Context) error {
+	if err := s.provider.templates.Hydrate(ctx); err != nil {
+		log.FromContext(ctx).Error(err, "listing the cluster's launch templates")
+	}
 	ticker := s.clock.NewTicker(SweepInterval)
 	defer ticker.Stop()
 	for {

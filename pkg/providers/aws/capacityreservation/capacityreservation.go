@@ -127,7 +127,7 @@ func Status(r ec2types.CapacityReservation, now time.Time) (awsv1.CapacityReserv
 		Interruptible:         aws.ToBool(r.Interruptible),
 		OwnerID:               aws.ToString(r.OwnerId),
 		ReservationType:       string(r.ReservationType),
-		State:                 "active",
+		State:                 StateActive,
 	}
 	if out.ReservationType == "" {
 		out.ReservationType = "default"
@@ -146,7 +146,7 @@ func Status(r ec2types.CapacityReservation, now time.Time) (awsv1.CapacityReserv
 		end := metav1Time(*r.EndDate)
 		out.EndTime = &end
 		if out.ReservationType == "capacity-block" && !now.Before(r.EndDate.Add(-expiringWindow)) {
-			out.State = "expiring"
+			out.State = StateExpiring
 		}
 	}
 	return out, nil

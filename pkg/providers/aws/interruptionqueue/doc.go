@@ -6,7 +6,8 @@
 //	EC2 Instance State-change Notification                    instance_stopped (stopping, stopped),
 //	                                                          instance_terminated (shutting-down, terminated)
 //	AWS Health Event (service EC2, category scheduledChange)  scheduled_change, one per affected instance
-//	EC2 Capacity Reservation Instance Interruption Warning    capacity_reservation_interrupted
+//	EC2 Capacity Reservation Instance Interruption Warning    capacity_reservation_interrupted (the reservation
+//	                                                          has no room until EC2 reports it again)
 //	anything else                                             no_op
 //
 // Events name instances by ID; the queue finds the cluster's instances with those IDs to give each message

@@ -38,6 +38,11 @@ type Unavailable interface {
 	MarkUnavailable(instanceType, zone, capacityType string)
 }
 
+// Reservations is what is known of the capacity reservations' room (capacityreservation.Provider).
+type Reservations interface {
+	MarkUnavailable(ids ...string)
+}
+
 // Receive parameters, as Karpenter's AWS provider uses them.
 const (
 	// DefaultWait is the long poll: how long a receive waits for a message (SQS's maximum).
@@ -58,6 +63,10 @@ type Options struct {
 	Instances Instances
 	// Unavailable receives the offerings of spot-interrupted instances. Required.
 	Unavailable Unavailable
+	// Reservations receives the reservations of instances whose capacity reservation EC2 is reclaiming, so
+	// that nothing more is planned into them until EC2 reports their room again. Nil when Lathe doesn't
+	// launch into reservations (the ReservedCapacity gate is off).
+	Reservations Reservations
 	// Clock dates messages without an event time. Default the real clock.
 	Clock clock.PassiveClock
 	// Wait is the long poll; DefaultWait when zero, none (a short poll) when negative.
@@ -94,7 +103,8 @@ func (q *Queue) Name() string { return q.opts.Name }
 // ReceiveInterruptions long-polls the queue and reads what it received: one message per instance an event
 // names, with the instance's provider ID when it is one of the cluster's (empty otherwise, so the message
 // is only acknowledged); a no_op message for events Lathe ignores; a message with Err for a body it can't
-// read. A spot interruption marks the instance's offering unavailable.
+// read. A spot interruption marks the instance's offering unavailable, a capacity reservation interruption
+// the instance's reservation.
 func (q *Queue) ReceiveInterruptions(ctx context.Context) ([]cloudprovider.InterruptionMessage, error) {
 	url, err := q.queueURL(ctx)
 	if err != nil {
@@ -129,7 +139,7 @@ func (q *Queue) ReceiveInterruptions(ctx context.Context) ([]cloudprovider.Inter
 	return messages, nil
 }
 
-// read turns one SQS message into interruption messages, and marks spot-interrupted offerings.
+// read turns one SQS message into interruption messages, and marks what the event says is gone.
 func (q *Queue) read(m sqstypes.Message, e event, err error, instances map[string]*instance.Instance) []cloudprovider.InterruptionMessage {
 	handle := aws.ToString(m.ReceiptHandle)
 	at := e.time
@@ -144,9 +154,7 @@ func (q *Queue) read(m sqstypes.Message, e event, err error, instances map[strin
 		msg := cloudprovider.InterruptionMessage{ID: partID(handle, i, len(e.instanceIDs)), Kind: e.kind, Time: at}
 		if in, ok := instances[id]; ok && in.Zone != "" {
 			msg.ProviderID = in.ProviderID()
-			if e.kind == cloudprovider.InterruptionSpot {
-				q.opts.Unavailable.MarkUnavailable(in.InstanceType, in.Zone, v1.CapacityTypeSpot)
-			}
+			q.markUnavailable(e.kind, in)
 		}
 		out = append(out, msg)
 	}
@@ -154,6 +162,18 @@ func (q *Queue) read(m sqstypes.Message, e event, err error, instances map[strin
 		q.parts[handle] = len(out)
 	}
 	return out
+}
+
+// markUnavailable keeps the solver from planning into what an interruption takes away, as Karpenter does:
+// a spot interruption marks the instance's spot offering unavailable (for the unavailable-offerings TTL); a
+// capacity reservation interruption leaves the instance's reservation no room until EC2 reports it again.
+func (q *Queue) markUnavailable(kind cloudprovider.InterruptionKind, in *instance.Instance) {
+	switch {
+	case kind == cloudprovider.InterruptionSpot:
+		q.opts.Unavailable.MarkUnavailable(in.InstanceType, in.Zone, v1.CapacityTypeSpot)
+	case kind == cloudprovider.InterruptionCapacityReservation && in.CapacityReservationID != "" && q.opts.Reservations != nil:
+		q.opts.Reservations.MarkUnavailable(in.CapacityReservationID)
+	}
 }
 
 // partSeparator joins a receipt handle and a part number (receipt handles are base64, without spaces).

@@ -179,3 +179,35 @@ func TestAMissingQueueIsAnError(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// reservations records the reservations marked unavailable.
+type reservations struct{ marked []string }
+
+func (r *reservations) MarkUnavailable(ids ...string) { r.marked = append(r.marked, ids...) }
+
+func TestACapacityReservationInterruptionMarksTheInstancesReservation(t *testing.T) {
+	f := newFixture(t)
+	marked := &reservations{}
+	cfg := f.aws.AWSConfig()
+	q := interruptionqueue.New(interruptionqueue.Options{SQS: sqs.NewFromConfig(cfg), Name: cluster, Clock: f.clock, Wait: -1,
+		Unavailable: f.unavailable, Reservations: marked, Instances: instance.New(instance.Deps{EC2: ec2.NewFromConfig(cfg), ClusterName: cluster})})
+	in := f.aws.RunInstance(fakeaws.Instance{InstanceType: "p5.48xlarge", Zone: "us-east-1a", CapacityType: "capacity-block",
+		CapacityReservationID: "cr-0123456789abcdef0",
+		Tags:                  map[string]string{instance.ClusterTagKey(cluster): "owned", instance.NodePoolTagKey: "default"}})
+	notOurs := f.run("us-east-1b", false)
+	for _, id := range []string{in.ID, notOurs.ID} {
+		if err := f.aws.RaiseCapacityReservationInterruption(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := q.ReceiveInterruptions(context.Background())
+	if err != nil || len(got) != 2 || got[0].Kind != cloudprovider.InterruptionCapacityReservation || got[0].ProviderID != "aws:///us-east-1a/"+in.ID {
+		t.Fatalf("received %+v, %v", got, err)
+	}
+	if len(marked.marked) != 1 || marked.marked[0] != "cr-0123456789abcdef0" {
+		t.Fatalf("reservations marked unavailable = %v, want only the cluster instance's", marked.marked)
+	}
+	if f.unavailable.IsUnavailable("p5.48xlarge", "us-east-1a", "spot") {
+		t.Fatal("a reservation interruption marks no spot offering")
+	}
+}

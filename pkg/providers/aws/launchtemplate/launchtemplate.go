@@ -2,7 +2,9 @@
 // by a hash of everything that goes into it (image, security groups, user data, block devices, metadata
 // options, instance profile, public IP, monitoring, tags), so equal inputs share one template: it is
 // created on first use, found again by name afterwards (also by a restarted Lathe), and deleted by
-// DeleteUnused once nothing has launched from it for a while.
+// DeleteUnused once nothing has launched from it for UnusedAfter. Hydrate registers the templates already
+// in EC2 for the cluster, Lathe's and those Karpenter left (both carry eks:eks-cluster-name), so that the
+// unused ones are deleted too; DeleteForNodeClass deletes a deleted node class's templates.
 package launchtemplate
 
 import (
@@ -37,8 +39,9 @@ type EC2API interface {
 
 // Tag keys on the templates Lathe creates (Karpenter's).
 const (
-	ClusterTagKey   = "karpenter.k8s.aws/cluster"
-	NodeClassTagKey = "karpenter.k8s.aws/ec2nodeclass"
+	ClusterTagKey    = "karpenter.k8s.aws/cluster"
+	EKSClusterTagKey = "eks:eks-cluster-name"
+	NodeClassTagKey  = "karpenter.k8s.aws/ec2nodeclass"
 	// namePrefix starts every template name, followed by the hash.
 	namePrefix = "karpenter.k8s.aws/"
 )
@@ -51,8 +54,9 @@ const (
 	DefaultHopLimit         = 1
 )
 
-// UnusedAfter is how long a template may go without a launch before DeleteUnused removes it.
-const UnusedAfter = 10 * time.Minute
+// UnusedAfter is how long a template may go without a launch before DeleteUnused removes it (the TTL of
+// Karpenter's launch template cache, whose eviction deletes the template).
+const UnusedAfter = time.Minute
 
 // Input is everything a template holds.
 type Input struct {
@@ -89,6 +93,9 @@ type Provider struct {
 
 	mu      sync.Mutex
 	entries map[string]*entry // by template name
+	// deleting holds the templates DeleteUnused is deleting, closed once deleted: Ensure waits for it rather
+	// than hand out a template about to disappear.
+	deleting map[string]chan struct{}
 }
 
 // New returns a provider for the cluster's templates.
@@ -96,7 +103,7 @@ func New(api EC2API, clusterName string, clk clock.Clock) *Provider {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &Provider{ec2: api, clusterName: clusterName, clock: clk, entries: map[string]*entry{}}
+	return &Provider{ec2: api, clusterName: clusterName, clock: clk, entries: map[string]*entry{}, deleting: map[string]chan struct{}{}}
 }
 
 // Name is the template name for the input: a hash of everything in it.
@@ -119,6 +126,16 @@ func (p *Provider) Ensure(ctx context.Context, in Input) (string, error) {
 	name := p.Name(in)
 	now := p.clock.Now()
 	p.mu.Lock()
+	for p.deleting[name] != nil {
+		gone := p.deleting[name]
+		p.mu.Unlock()
+		select {
+		case <-gone:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		p.mu.Lock()
+	}
 	e, known := p.entries[name]
 	if !known {
 		e = &entry{ready: make(chan struct{})}
@@ -187,6 +204,7 @@ func (p *Provider) create(ctx context.Context, name string, in Input) error {
 	tags := map[string]string{}
 	maps.Copy(tags, in.Tags)
 	tags[ClusterTagKey] = p.clusterName
+	tags[EKSClusterTagKey] = p.clusterName
 	tags[NodeClassTagKey] = in.NodeClassName
 	_, err := p.ec2.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
 		LaunchTemplateName: aws.String(name),
@@ -283,42 +301,133 @@ func blockDevices(mappings []*awsv1.BlockDeviceMapping) []ec2types.LaunchTemplat
 	return out
 }
 
-// DeleteUnused deletes the cluster's templates nothing launched from within UnusedAfter (templates this
-// process hasn't used at all count from its first sweep).
-func (p *Provider) DeleteUnused(ctx context.Context) error {
-	out, err := p.ec2.DescribeLaunchTemplates(ctx, &ec2.DescribeLaunchTemplatesInput{
-		Filters: []ec2types.Filter{{Name: aws.String("tag:" + ClusterTagKey), Values: []string{p.clusterName}}},
-	})
+// Hydrate registers the cluster's templates in EC2 as used now, as Karpenter hydrates its template cache when
+// it is elected leader: templates left behind by an earlier Lathe or by Karpenter are then deleted by
+// DeleteUnused once nothing has launched from them for UnusedAfter.
+func (p *Provider) Hydrate(ctx context.Context) error {
+	names, err := p.list(ctx)
 	if err != nil {
-		return fmt.Errorf("listing launch templates, %w", err)
+		return err
+	}
+	now := p.clock.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, name := range names {
+		if _, ok := p.entries[name]; !ok {
+			p.entries[name] = knownEntry(now)
+		}
+	}
+	log.FromContext(ctx).V(1).Info("found the cluster's launch templates", "count", len(names))
+	return nil
+}
+
+// knownEntry is a template found in EC2 rather than ensured by this process, counted as used at now.
+func knownEntry(now time.Time) *entry {
+	e := &entry{ready: make(chan struct{}), lastUsed: now}
+	close(e.ready)
+	return e
+}
+
+// DeleteUnused deletes the cluster's templates nothing launched from within UnusedAfter (templates this
+// process neither ensured nor hydrated count from the first sweep that finds them).
+func (p *Provider) DeleteUnused(ctx context.Context) error {
+	names, err := p.list(ctx)
+	if err != nil {
+		return err
 	}
 	now := p.clock.Now()
 	var errs []error
-	for _, lt := range out.LaunchTemplates {
-		name := aws.ToString(lt.LaunchTemplateName)
+	for _, name := range names {
 		p.mu.Lock()
 		e, ok := p.entries[name]
 		if !ok {
-			e = &entry{ready: make(chan struct{}), lastUsed: now}
-			close(e.ready)
-			p.entries[name] = e
+			p.entries[name] = knownEntry(now)
 		}
 		stale := ok && now.Sub(e.lastUsed) >= UnusedAfter
+		gone := make(chan struct{})
 		if stale {
 			delete(p.entries, name)
+			p.deleting[name] = gone
 		}
 		p.mu.Unlock()
 		if !stale {
 			continue
 		}
-		if _, err := p.ec2.DeleteLaunchTemplate(ctx, &ec2.DeleteLaunchTemplateInput{LaunchTemplateName: aws.String(name)}); err != nil &&
-			!hasCode(err, "InvalidLaunchTemplateName.NotFoundException") {
-			errs = append(errs, fmt.Errorf("deleting launch template %s, %w", name, err))
+		err := p.delete(ctx, name)
+		p.mu.Lock()
+		delete(p.deleting, name)
+		close(gone)
+		p.mu.Unlock()
+		if err != nil {
+			errs = append(errs, err)
 			continue
 		}
 		log.FromContext(ctx).Info("deleted unused launch template", "launchTemplate", name)
 	}
 	return errors.Join(errs...)
+}
+
+// DeleteForNodeClass deletes every template of the cluster made for the node class (its finalizer calls
+// this once the node class is being deleted and none of its NodeClaims are left), as Karpenter does.
+func (p *Provider) DeleteForNodeClass(ctx context.Context, nodeClass *awsv1.EC2NodeClass) error {
+	names, err := p.list(ctx, ec2types.Filter{Name: aws.String("tag:" + NodeClassTagKey), Values: []string{nodeClass.Name}})
+	if err != nil {
+		return fmt.Errorf("listing launch templates of ec2nodeclass %q, %w", nodeClass.Name, err)
+	}
+	var errs []error
+	for _, name := range names {
+		p.forget(name)
+		if err := p.delete(ctx, name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(names) > 0 && len(errs) == 0 {
+		log.FromContext(ctx).Info("deleted launch templates of ec2nodeclass", "EC2NodeClass", nodeClass.Name, "count", len(names))
+	}
+	return errors.Join(errs...)
+}
+
+// delete deletes the template; one already gone is not an error.
+func (p *Provider) delete(ctx context.Context, name string) error {
+	_, err := p.ec2.DeleteLaunchTemplate(ctx, &ec2.DeleteLaunchTemplateInput{LaunchTemplateName: aws.String(name)})
+	if err != nil && !hasCode(err, "InvalidLaunchTemplateName.NotFoundException") {
+		return fmt.Errorf("deleting launch template %s, %w", name, err)
+	}
+	return nil
+}
+
+// clusterTagKeys are the tags that say a template is the cluster's: eks:eks-cluster-name, which Karpenter
+// v1.14 and Lathe put on their templates and Karpenter finds them by, and Lathe's own cluster tag, which
+// templates of earlier Lathe releases carry alone.
+var clusterTagKeys = []string{EKSClusterTagKey, ClusterTagKey}
+
+// describePageSize is the most templates one DescribeLaunchTemplates call returns (EC2's cap).
+const describePageSize = 200
+
+// list returns the names of the cluster's templates (by any of clusterTagKeys) that also match filters,
+// each once, in the order found.
+func (p *Provider) list(ctx context.Context, filters ...ec2types.Filter) ([]string, error) {
+	seen := map[string]bool{}
+	var names []string
+	for _, key := range clusterTagKeys {
+		pages := ec2.NewDescribeLaunchTemplatesPaginator(p.ec2, &ec2.DescribeLaunchTemplatesInput{
+			Filters:    append([]ec2types.Filter{{Name: aws.String("tag:" + key), Values: []string{p.clusterName}}}, filters...),
+			MaxResults: aws.Int32(describePageSize),
+		})
+		for pages.HasMorePages() {
+			out, err := pages.NextPage(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("listing launch templates, %w", err)
+			}
+			for _, lt := range out.LaunchTemplates {
+				if name := aws.ToString(lt.LaunchTemplateName); !seen[name] {
+					seen[name] = true
+					names = append(names, name)
+				}
+			}
+		}
+	}
+	return names, nil
 }
 
 func ec2Tags(tags map[string]string) []ec2types.Tag {
@@ -332,26 +441,4 @@ func ec2Tags(tags map[string]string) []ec2types.Tag {
 func hasCode(err error, code string) bool {
 	var apiErr smithy.APIError
 	return errors.As(err, &apiErr) && apiErr.ErrorCode() == code
-}
-
-// DeleteForNodeClass deletes every template of the cluster made for the node class (its finalizer calls
-// this once the node class is being deleted and none of its NodeClaims are left).
-func (p *Provider) DeleteForNodeClass(ctx context.Context, nodeClass *awsv1.EC2NodeClass) error {
-	out, err := p.ec2.DescribeLaunchTemplates(ctx, &ec2.DescribeLaunchTemplatesInput{Filters: []ec2types.Filter{
-		{Name: aws.String("tag:" + ClusterTagKey), Values: []string{p.clusterName}},
-		{Name: aws.String("tag:" + NodeClassTagKey), Values: []string{nodeClass.Name}},
-	}})
-	if err != nil {
-		return fmt.Errorf("listing launch templates of ec2nodeclass %q, %w", nodeClass.Name, err)
-	}
-	var errs []error
-	for _, lt := range out.LaunchTemplates {
-		name := aws.ToString(lt.LaunchTemplateName)
-		p.forget(name)
-		if _, err := p.ec2.DeleteLaunchTemplate(ctx, &ec2.DeleteLaunchTemplateInput{LaunchTemplateName: lt.LaunchTemplateName}); err != nil &&
-			!hasCode(err, "InvalidLaunchTemplateName.NotFoundException") {
-			errs = append(errs, fmt.Errorf("deleting launch template %s, %w", name, err))
-		}
-	}
-	return errors.Join(errs...)
 }

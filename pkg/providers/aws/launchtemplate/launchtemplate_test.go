@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	awsv1 "github.com/lathe-autoscaler/lathe/pkg/apis/aws/v1"
@@ -127,6 +128,8 @@ func TestDeleteForNodeClass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	leftBehind(t, fake, "karpenter.k8s.aws/1", "demo", "a")
+	leftBehind(t, fake, "karpenter.k8s.aws/2", "other", "a")
 	nc := &awsv1.EC2NodeClass{}
 	nc.Name = "a"
 	if err := p.DeleteForNodeClass(ctx, nc); err != nil {
@@ -135,7 +138,115 @@ func TestDeleteForNodeClass(t *testing.T) {
 	if _, ok := fake.LaunchTemplate(mine); ok {
 		t.Fatal("the node class's template is still there")
 	}
+	if _, ok := fake.LaunchTemplate("karpenter.k8s.aws/1"); ok {
+		t.Fatal("the node class's template Karpenter left is still there")
+	}
+	if _, ok := fake.LaunchTemplate("karpenter.k8s.aws/2"); !ok {
+		t.Fatal("another cluster's template of a node class with the same name was deleted")
+	}
 	if _, ok := fake.LaunchTemplate(other); !ok {
 		t.Fatal("another node class's template was deleted")
+	}
+}
+
+// leftBehind creates a template as Karpenter v1.14 tags its own (the instance tags: no Lathe cluster tag)
+// for the cluster, node pool "default" and the node class.
+func leftBehind(t *testing.T, fake *fakeaws.Running, name, cluster, nodeClass string) {
+	t.Helper()
+	tags := []ec2types.Tag{
+		{Key: aws.String("kubernetes.io/cluster/" + cluster), Value: aws.String("owned")},
+		{Key: aws.String("eks:eks-cluster-name"), Value: aws.String(cluster)},
+		{Key: aws.String("karpenter.sh/nodepool"), Value: aws.String("default")},
+		{Key: aws.String("karpenter.k8s.aws/ec2nodeclass"), Value: aws.String(nodeClass)},
+	}
+	_, err := ec2.NewFromConfig(fake.AWSConfig()).CreateLaunchTemplate(context.Background(), &ec2.CreateLaunchTemplateInput{
+		LaunchTemplateName: aws.String(name), LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String("ami-1")},
+		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: tags}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTemplatesLeftBehindAreDeletedOnceUnusedAfterHydration: templates Karpenter left for the cluster are
+// registered when the provider hydrates (on election) and deleted once unused for UnusedAfter, as
+// Karpenter's cache evicts and deletes them; another cluster's are never touched.
+func TestTemplatesLeftBehindAreDeletedOnceUnusedAfterHydration(t *testing.T) {
+	fake, clk, p := setup(t)
+	ctx := context.Background()
+	leftBehind(t, fake, "karpenter.k8s.aws/1", "demo", "default")
+	leftBehind(t, fake, "karpenter.k8s.aws/2", "other", "default")
+	if err := p.Hydrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	clk.Step(launchtemplate.UnusedAfter - time.Second)
+	if err := p.DeleteUnused(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := fake.LaunchTemplate("karpenter.k8s.aws/1"); !ok {
+		t.Fatal("a template was deleted before it was unused for UnusedAfter")
+	}
+	clk.Step(time.Second)
+	if err := p.DeleteUnused(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := fake.LaunchTemplate("karpenter.k8s.aws/1"); ok {
+		t.Fatal("the cluster's template Karpenter left is still there")
+	}
+	if _, ok := fake.LaunchTemplate("karpenter.k8s.aws/2"); !ok {
+		t.Fatal("another cluster's template was deleted")
+	}
+}
+
+// heldDeletes holds each DeleteLaunchTemplate until release is closed, and says when one started.
+type heldDeletes struct {
+	launchtemplate.EC2API
+	started, release chan struct{}
+}
+
+func (h *heldDeletes) DeleteLaunchTemplate(ctx context.Context, in *ec2.DeleteLaunchTemplateInput, opts ...func(*ec2.Options)) (*ec2.DeleteLaunchTemplateOutput, error) {
+	close(h.started)
+	<-h.release
+	return h.EC2API.DeleteLaunchTemplate(ctx, in, opts...)
+}
+
+// TestATemplateBeingDeletedIsNotHandedOut: an Ensure that comes while the sweep is deleting the same
+// template waits for the deletion and creates the template again, rather than return one about to
+// disappear.
+func TestATemplateBeingDeletedIsNotHandedOut(t *testing.T) {
+	fake, clk, _ := setup(t)
+	held := &heldDeletes{EC2API: ec2.NewFromConfig(fake.AWSConfig()), started: make(chan struct{}), release: make(chan struct{})}
+	p := launchtemplate.New(held, "demo", clk)
+	ctx := context.Background()
+	in := launchtemplate.Input{ImageID: "ami-1"}
+	name, err := p.Ensure(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Step(launchtemplate.UnusedAfter)
+	swept := make(chan error)
+	go func() { swept <- p.DeleteUnused(ctx) }()
+	<-held.started
+	ensured := make(chan error)
+	go func() {
+		_, err := p.Ensure(ctx, in)
+		ensured <- err
+	}()
+	select {
+	case err := <-ensured:
+		close(held.release)
+		<-swept
+		t.Fatalf("Ensure returned (%v) while its template was being deleted", err)
+	case <-time.After(200 * time.Millisecond): // Ensure is waiting, as it should
+	}
+	close(held.release)
+	if err := <-swept; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-ensured; err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := fake.LaunchTemplate(name); !ok {
+		t.Fatal("the template Ensure returned is gone")
 	}
 }
