@@ -221,7 +221,9 @@ func noSubnets(t *testing.T, fake *localcluster.FakeAWS) {
 		return false, nil
 	})
 	ns := namespace(t, "inflate-nosubnets")
-	defer cleanUp(t, ns)
+	// Only this namespace's pods: the caller's inflate still runs on its NodeClaims, and deleting those (as
+	// cleanUp does) would race Lathe relaunching them for the caller's pods.
+	defer deleteWorkloads(ns)
 	deployment(t, ns, "stuck", 1, "1", func(spec *corev1.PodSpec) {
 		spec.NodeSelector = map[string]string{v1.NodePoolLabelKey: "aws-nosubnets"}
 	})

@@ -34,8 +34,7 @@ func namespace(t testing.TB, name string) string {
 func cleanUp(t testing.TB, ns string) {
 	t.Helper()
 	ctx := context.Background()
-	_ = s.kubeClient.DeleteAllOf(ctx, &appsv1.Deployment{}, client.InNamespace(ns))
-	_ = s.kubeClient.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns), client.GracePeriodSeconds(0))
+	deleteWorkloads(ns)
 	if err := s.kubeClient.DeleteAllOf(ctx, &v1.NodeClaim{}); err != nil {
 		t.Errorf("deleting nodeclaims: %v", err)
 	}
@@ -50,6 +49,13 @@ func cleanUp(t testing.TB, ns string) {
 		}
 		return len(claims.Items) == 0 && len(nodes.Items) == 0, nil
 	})
+}
+
+// deleteWorkloads deletes the namespace's Deployments and Pods, leaving nodes to whoever needs them.
+func deleteWorkloads(ns string) {
+	ctx := context.Background()
+	_ = s.kubeClient.DeleteAllOf(ctx, &appsv1.Deployment{}, client.InNamespace(ns))
+	_ = s.kubeClient.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns), client.GracePeriodSeconds(0))
 }
 
 // deployment creates a Deployment of pause pods requesting cpu each.
