@@ -38,6 +38,19 @@ func FailedSchedulingEvent(pod *corev1.Pod, reasons []solver.Reason) events.Even
 	}
 }
 
+// PodIgnoredEvent says why provisioning leaves a pending pod alone (see splitIgnored). It has upstream's
+// reason and message shape, so alerts on FailedScheduling events see it.
+func PodIgnoredEvent(pod *corev1.Pod, err error) events.Event {
+	return events.Event{
+		InvolvedObject: pod,
+		Type:           events.Warning,
+		Reason:         "FailedScheduling",
+		Message:        "Failed to schedule pod, ignoring pod, " + err.Error(),
+		DedupeValues:   []string{string(pod.UID), err.Error()},
+		DedupeTimeout:  5 * time.Minute,
+	}
+}
+
 // InstanceTypesUnresolvedEvent says a NodePool was left out of a provisioning pass because the cloud
 // provider could not list what it may launch.
 func InstanceTypesUnresolvedEvent(pool *v1.NodePool, err error) events.Event {

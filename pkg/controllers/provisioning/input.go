@@ -37,29 +37,31 @@ var ErrNotSynced = errors.New("cluster state not synced")
 // readInput gathers the solver's input: the pending pods, the pools and what they may launch, and volumes
 // from the cache; the nodes with their pods, the NodeClaims still launching and the daemonsets from a
 // snapshot of the cluster state.
-func (p *Provisioner) readInput(ctx context.Context) (solver.Input, error) {
+// It also returns the pending pods provisioning leaves alone (see splitIgnored).
+func (p *Provisioner) readInput(ctx context.Context) (solver.Input, []IgnoredPod, error) {
 	var in solver.Input
 	if !p.deps.Cluster.Synced(ctx) {
-		return in, ErrNotSynced
+		return in, nil, ErrNotSynced
 	}
 	snapshot := p.deps.Cluster.Snapshot()
 	var pods corev1.PodList
 	if err := p.deps.Client.List(ctx, &pods); err != nil {
-		return in, fmt.Errorf("listing pods, %w", err)
+		return in, nil, fmt.Errorf("listing pods, %w", err)
 	}
 	pools, instanceTypes, err := ReadPools(ctx, p.deps.Client, p.deps.CloudProvider, p.deps.Recorder)
 	if err != nil {
-		return in, err
+		return in, nil, err
 	}
 	in.NodePools, in.InstanceTypes = pools, instanceTypes
 	var draining []*corev1.Pod
 	in.Nodes, in.InFlight, draining = ExistingCapacity(snapshot)
-	in.Pods = sortPods(append(unpinned(PendingPods(pods.Items), in), draining...))
+	pending, ignored := splitIgnored(provisionable(pods.Items))
+	in.Pods = sortPods(append(unpinned(pending, in), draining...))
 	in.DaemonSets = snapshot.DaemonSets
 	if in.Volumes, err = ListVolumes(ctx, p.deps.Client); err != nil {
-		return in, err
+		return in, nil, err
 	}
-	return in, nil
+	return in, ignored, nil
 }
 
 // ReadPools returns the pools new capacity may come from, with the instance types each may launch. Pools
@@ -97,9 +99,15 @@ func ReadPools(ctx context.Context, c client.Reader, cloud cloudprovider.CloudPr
 	return pools, types, nil
 }
 
-// PendingPods returns the provisionable pods: what provisioning places, and what disruption's simulations
-// leave room for.
+// PendingPods returns the provisionable pods provisioning does not ignore: what provisioning places, and
+// what disruption's simulations leave room for.
 func PendingPods(all []corev1.Pod) []*corev1.Pod {
+	pending, _ := splitIgnored(provisionable(all))
+	return pending
+}
+
+// provisionable returns the pods Provisionable accepts.
+func provisionable(all []corev1.Pod) []*corev1.Pod {
 	var out []*corev1.Pod
 	for i := range all {
 		if ok, _ := Provisionable(&all[i]); ok {

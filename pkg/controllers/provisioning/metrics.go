@@ -23,6 +23,7 @@ type provisionerMetrics struct {
 	queueDepth         *prometheus.GaugeVec
 	unfinishedWork     *prometheus.GaugeVec
 	unschedulable      prometheus.Gauge
+	ignored            prometheus.Gauge
 	schedulingSeconds  prometheus.Observer
 	provisionerSeconds prometheus.Observer
 	nodeClaimsCreated  *prometheus.CounterVec
@@ -41,6 +42,10 @@ func newProvisionerMetrics(reg prometheus.Registerer) *provisionerMetrics {
 		Namespace: metrics.Namespace, Subsystem: schedulerSubsystem, Name: "unschedulable_pods_count",
 		Help: "Pending pods the last scheduling pass could not place, by controller.",
 	}, metrics.ControllerLabel)
+	ignored := metrics.NewGauge(reg, prometheus.GaugeOpts{
+		Namespace: metrics.Namespace, Subsystem: schedulerSubsystem, Name: "ignored_pods_count",
+		Help: "Pending pods the last provisioning pass left alone: they avoid Lathe's nodes, or their node selector or required node affinity cannot be provisioned for.",
+	})
 	scheduling := metrics.NewHistogram(reg, prometheus.HistogramOpts{
 		Namespace: metrics.Namespace, Subsystem: schedulerSubsystem, Name: "scheduling_duration_seconds",
 		Help:    "Seconds each scheduling simulation took, for provisioning and for disruption, by controller.",
@@ -58,6 +63,7 @@ func newProvisionerMetrics(reg prometheus.Registerer) *provisionerMetrics {
 		queueDepth:         queueDepth,
 		unfinishedWork:     unfinished,
 		unschedulable:      unschedulable.WithLabelValues(controllerName),
+		ignored:            ignored.WithLabelValues(),
 		schedulingSeconds:  scheduling.WithLabelValues(controllerName),
 		provisionerSeconds: provisioner.WithLabelValues(),
 		nodeClaimsCreated:  created,

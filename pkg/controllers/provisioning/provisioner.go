@@ -100,10 +100,11 @@ func (p *Provisioner) Start(ctx context.Context) error {
 // Provision runs one scheduling pass over the pending pods and creates the NodeClaims of the plan. It
 // returns the plan.
 func (p *Provisioner) Provision(ctx context.Context) (*solver.Plan, error) {
-	in, err := p.readInput(ctx)
+	in, ignored, err := p.readInput(ctx)
 	if err != nil {
 		return nil, err
 	}
+	p.reportIgnored(ctx, ignored)
 	done := p.metrics.startPass(len(in.Pods))
 	if len(in.Pods) == 0 {
 		return &solver.Plan{}, nil
@@ -252,6 +253,18 @@ func (p *Provisioner) nominate(in solver.Input, plan *solver.Plan, created map[s
 			if pod := pods[ref]; pod != nil {
 				p.deps.Cluster.Nominate(pod, state.Target{NodeClaim: name})
 			}
+		}
+	}
+}
+
+// reportIgnored says why each ignored pod is left alone (a log line, and a FailedScheduling event unless the
+// pod only avoids Lathe's nodes, which is no failure), and counts them.
+func (p *Provisioner) reportIgnored(ctx context.Context, ignored []IgnoredPod) {
+	p.metrics.ignored.Set(float64(len(ignored)))
+	for _, i := range ignored {
+		log.FromContext(ctx).V(1).Info("ignoring pod", "Pod", klog.KObj(i.Pod), "error", i.Err)
+		if !errors.Is(i.Err, ErrAvoidsManagedNodes) {
+			p.deps.Recorder.Publish(PodIgnoredEvent(i.Pod, i.Err))
 		}
 	}
 }
