@@ -29,5 +29,4 @@ const notApplicable = `## Karpenter metrics Lathe does not serve (yet)
 | ` + "`karpenter_scheduler_ignored_pods_count`" + ` | counts the pods upstream's provisioner rejects in its pod validation (invalid node selector terms, unusable storage classes); Lathe has no such stage: those pods are planned and reported unschedulable (` + "`karpenter_scheduler_unschedulable_pods_count`" + `) |
 | ` + "`karpenter_interruption_instance_status_unhealthy_total`" + ` | upstream polls EC2 DescribeInstanceStatus for scheduled events; Lathe's interruption handling reads only the queue's messages |
 | ` + "`karpenter_ec2nodeclasses_userdata_bytes`" + ` | not implemented yet |
-| ` + "`karpenter_scheduler_pending_pods_by_effective_zone_count`" + ` | not implemented yet: it needs each pending pod's effective zone (the zones its selectors and affinities, its volumes and its topology spread allow, as one zone, "flexible" or "none"), which the solver does not report |
 `

@@ -1,0 +1,200 @@
+package solver
+
+import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
+)
+
+// Effective zone values that are not a zone name, as upstream Karpenter reports them.
+const (
+	// ZoneFlexible is a pod that more than one zone admits, or that nothing ties to a zone.
+	ZoneFlexible = "flexible"
+	// ZoneNone is a pod that no zone admits.
+	ZoneNone = "none"
+)
+
+// EffectiveZones returns, for each of in.Pods (same order), the zone its constraints leave it before any
+// placement: the zone name when exactly one zone is admitted by its required zone (nodeSelector and
+// required node affinity), the zone of its volumes and the zones its zonal topology spreads and pod
+// (anti-)affinities allow given the pods already placed; ZoneFlexible when several are; ZoneNone when none
+// is. The topology terms are those of the pod's first attempt under opts' preference policy (so preferred
+// ones count unless preferences are ignored), not the ones that select it. Only pods with zonal topology
+// terms need the input prepared as Solve prepares it; without any, the cost is parsing the pods.
+func EffectiveZones(in Input, opts Options) []string {
+	opts = opts.withDefaults()
+	out := make([]string, len(in.Pods))
+	volumes := newVolumeIndex(in.Volumes)
+	var z *zoneTopology
+	for i, pod := range in.Pods {
+		if z == nil && hasZonalTopology(pod) {
+			z = newZoneTopology(in, opts)
+		}
+		var allowed []string
+		constrained, satisfiable := false, true
+		if z != nil {
+			allowed, constrained, satisfiable = z.allowed(z.prep.pods[i])
+		}
+		if !satisfiable {
+			out[i] = ZoneNone
+			continue
+		}
+		terms, err := scheduling.PodRequirements(pod)
+		if err != nil {
+			out[i] = ZoneNone // an invalid selector admits no node
+			continue
+		}
+		// A volume that can't be resolved leaves the pod unschedulable for another reason than its zone.
+		volumeReqs, _ := volumes.requirements(pod)
+		var topo *scheduling.Requirement
+		if constrained {
+			r := scheduling.MustRequirement(v1.LabelTopologyZone, corev1.NodeSelectorOpIn, allowed...)
+			topo = &r
+		}
+		out[i] = effectiveZone(terms, volumeZone(volumeReqs), topo)
+	}
+	return out
+}
+
+// volumeZone is the zone requirement of the pod's volumes when they list zones, else nil.
+func volumeZone(reqs scheduling.Requirements) *scheduling.Requirement {
+	if !reqs.Has(v1.LabelTopologyZone) {
+		return nil
+	}
+	r := reqs.Get(v1.LabelTopologyZone)
+	if !r.IsFinite() {
+		return nil
+	}
+	return &r
+}
+
+// effectiveZone intersects the three zone sources. The candidates are listed by the first source that lists
+// zones (the pod's own, then its volumes', then its topology's); with none, the pod is flexible. A pod with
+// several required node affinity terms admits a zone any of them admits.
+func effectiveZone(terms []scheduling.Requirements, volume, topo *scheduling.Requirement) string {
+	var candidates []string
+	listed := true
+	for _, t := range terms {
+		r := t.Get(v1.LabelTopologyZone)
+		if !t.Has(v1.LabelTopologyZone) || !r.IsFinite() {
+			listed = false
+			break
+		}
+		candidates = append(candidates, r.Values()...)
+	}
+	switch {
+	case listed:
+		slices.Sort(candidates)
+		candidates = slices.Compact(candidates)
+	case volume != nil:
+		candidates = volume.Values()
+	case topo != nil:
+		candidates = topo.Values()
+	default:
+		return ZoneFlexible
+	}
+	found := ""
+	for _, zone := range candidates {
+		if !anyTermAllows(terms, v1.LabelTopologyZone, zone) || (volume != nil && !volume.Has(zone)) || (topo != nil && !topo.Has(zone)) {
+			continue
+		}
+		if found != "" {
+			return ZoneFlexible
+		}
+		found = zone
+	}
+	if found == "" {
+		return ZoneNone
+	}
+	return found
+}
+
+// hasZonalTopology reports whether the pod spreads or has pod (anti-)affinity terms over zones.
+func hasZonalTopology(pod *corev1.Pod) bool {
+	for _, c := range pod.Spec.TopologySpreadConstraints {
+		if c.TopologyKey == v1.LabelTopologyZone {
+			return true
+		}
+	}
+	a := pod.Spec.Affinity
+	if a == nil {
+		return false
+	}
+	var terms []corev1.PodAffinityTerm
+	if pa := a.PodAffinity; pa != nil {
+		terms = append(terms, pa.RequiredDuringSchedulingIgnoredDuringExecution...)
+		for _, w := range pa.PreferredDuringSchedulingIgnoredDuringExecution {
+			terms = append(terms, w.PodAffinityTerm)
+		}
+	}
+	if paa := a.PodAntiAffinity; paa != nil {
+		terms = append(terms, paa.RequiredDuringSchedulingIgnoredDuringExecution...)
+		for _, w := range paa.PreferredDuringSchedulingIgnoredDuringExecution {
+			terms = append(terms, w.PodAffinityTerm)
+		}
+	}
+	return slices.ContainsFunc(terms, func(t corev1.PodAffinityTerm) bool { return t.TopologyKey == v1.LabelTopologyZone })
+}
+
+// zoneTopology is the input prepared as Solve prepares it, with the counts of the pods already placed.
+type zoneTopology struct {
+	prep  *prepared
+	r     *run
+	zones []string // every zone a NodePool may launch in or a node is in
+}
+
+func newZoneTopology(in Input, opts Options) *zoneTopology {
+	prep := prepare(in, opts)
+	z := &zoneTopology{prep: prep, r: newRun(prep)}
+	for _, pool := range prep.pools {
+		z.zones = append(z.zones, pool.domainValues(v1.LabelTopologyZone, nil)...)
+	}
+	for _, n := range prep.nodes {
+		if zone, ok := n.labels[v1.LabelTopologyZone]; ok {
+			z.zones = append(z.zones, zone)
+		}
+	}
+	slices.Sort(z.zones)
+	z.zones = slices.Compact(z.zones)
+	return z
+}
+
+// allowed returns the zones every zonal spread and pod (anti-)affinity of the pod's own allows, and whether
+// it has any; satisfiable is false when one of them allows no zone. A spread considers the zones it counts
+// (its universe), an affinity every zone. Anti-affinities of other pods that select this one are not
+// considered, as upstream leaves them out too.
+func (z *zoneTopology) allowed(p *podInfo) (allowed []string, constrained, satisfiable bool) {
+	if len(p.tries) == 0 {
+		return nil, false, true
+	}
+	att := p.tries[0]
+	own := *p
+	own.blockedBy = nil
+	narrow := func(candidates []string, check attempt) bool {
+		var ok []string
+		for _, d := range candidates {
+			if fits, _ := z.r.allows(&own, &check, nil, v1.LabelTopologyZone, d, false); fits && (!constrained || slices.Contains(allowed, d)) {
+				ok = append(ok, d)
+			}
+		}
+		if len(ok) == 0 {
+			return false
+		}
+		allowed, constrained = ok, true
+		return true
+	}
+	for _, s := range att.spreads {
+		if s.group.key == v1.LabelTopologyZone && !narrow(s.universe, attempt{spreads: []*spreadConstraint{s}}) {
+			return nil, true, false
+		}
+	}
+	for _, a := range att.affinities {
+		if a.group.key == v1.LabelTopologyZone && !narrow(z.zones, attempt{affinities: []*affinityTerm{a}}) {
+			return nil, true, false
+		}
+	}
+	return allowed, constrained, true
+}
