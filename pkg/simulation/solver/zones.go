@@ -22,22 +22,16 @@ const (
 // required node affinity), the zone of its volumes and the zones its zonal topology spreads and pod
 // (anti-)affinities allow given the pods already placed; ZoneFlexible when several are; ZoneNone when none
 // is. The topology terms are those of the pod's first attempt under opts' preference policy (so preferred
-// ones count unless preferences are ignored), not the ones that select it. Only pods with zonal topology
-// terms need the input prepared as Solve prepares it; without any, the cost is parsing the pods.
+// ones count unless preferences are ignored), not the ones that select it. Only the pods with zonal
+// topology terms are prepared as Solve prepares them (with the nodes, claims and pools); the others are
+// just parsed.
 func EffectiveZones(in Input, opts Options) []string {
 	opts = opts.withDefaults()
 	out := make([]string, len(in.Pods))
 	volumes := newVolumeIndex(in.Volumes)
-	var z *zoneTopology
+	z := newZoneTopology(in, opts)
 	for i, pod := range in.Pods {
-		if z == nil && hasZonalTopology(pod) {
-			z = newZoneTopology(in, opts)
-		}
-		var allowed []string
-		constrained, satisfiable := false, true
-		if z != nil {
-			allowed, constrained, satisfiable = z.allowed(z.prep.pods[i])
-		}
+		allowed, constrained, satisfiable := z.allowed(i)
 		if !satisfiable {
 			out[i] = ZoneNone
 			continue
@@ -139,20 +133,39 @@ func hasZonalTopology(pod *corev1.Pod) bool {
 	return slices.ContainsFunc(terms, func(t corev1.PodAffinityTerm) bool { return t.TopologyKey == v1.LabelTopologyZone })
 }
 
-// zoneTopology is the input prepared as Solve prepares it, with the counts of the pods already placed.
+// zoneTopology is the input's pods with zonal topology terms prepared as Solve prepares them, with the
+// counts of the pods already placed. Other pending pods change no count before placement, so they are
+// left out.
 type zoneTopology struct {
 	prep  *prepared
 	r     *run
-	zones []string // every zone a NodePool may launch in or a node is in
+	of    map[int]*podInfo // by index in the input's pods
+	zones []string         // every zone a NodePool may launch in or a node is in
 }
 
 func newZoneTopology(in Input, opts Options) *zoneTopology {
-	prep := prepare(in, opts)
-	z := &zoneTopology{prep: prep, r: newRun(prep)}
-	for _, pool := range prep.pools {
+	z := &zoneTopology{of: map[int]*podInfo{}}
+	var index []int
+	zonal := in
+	zonal.Pods = nil
+	for i, pod := range in.Pods {
+		if hasZonalTopology(pod) {
+			zonal.Pods = append(zonal.Pods, pod)
+			index = append(index, i)
+		}
+	}
+	if len(index) == 0 {
+		return z
+	}
+	z.prep = prepare(zonal, opts)
+	z.r = newRun(z.prep)
+	for j, i := range index {
+		z.of[i] = z.prep.pods[j]
+	}
+	for _, pool := range z.prep.pools {
 		z.zones = append(z.zones, pool.domainValues(v1.LabelTopologyZone, nil)...)
 	}
-	for _, n := range prep.nodes {
+	for _, n := range z.prep.nodes {
 		if zone, ok := n.labels[v1.LabelTopologyZone]; ok {
 			z.zones = append(z.zones, zone)
 		}
@@ -162,12 +175,13 @@ func newZoneTopology(in Input, opts Options) *zoneTopology {
 	return z
 }
 
-// allowed returns the zones every zonal spread and pod (anti-)affinity of the pod's own allows, and whether
+// allowed returns, for the input's pod i, the zones every zonal spread and pod (anti-)affinity of the pod's own allows, and whether
 // it has any; satisfiable is false when one of them allows no zone. A spread considers the zones it counts
 // (its universe), an affinity every zone. Anti-affinities of other pods that select this one are not
 // considered, as upstream leaves them out too.
-func (z *zoneTopology) allowed(p *podInfo) (allowed []string, constrained, satisfiable bool) {
-	if len(p.tries) == 0 {
+func (z *zoneTopology) allowed(i int) (allowed []string, constrained, satisfiable bool) {
+	p, ok := z.of[i]
+	if !ok || len(p.tries) == 0 {
 		return nil, false, true
 	}
 	att := p.tries[0]
