@@ -175,10 +175,10 @@ func newZoneTopology(in Input, opts Options) *zoneTopology {
 	return z
 }
 
-// allowed returns, for the input's pod i, the zones every zonal spread and pod (anti-)affinity of the pod's own allows, and whether
-// it has any; satisfiable is false when one of them allows no zone. A spread considers the zones it counts
-// (its universe), an affinity every zone. Anti-affinities of other pods that select this one are not
-// considered, as upstream leaves them out too.
+// allowed returns the zones that every zonal spread and pod (anti-)affinity of the input's pod i allows,
+// and whether it has any; satisfiable is false when one of them, or all of them together, allow no zone.
+// A spread considers the zones it counts (its universe), an affinity every zone. Anti-affinities of other
+// pods that select this one are not considered, as upstream leaves them out too.
 func (z *zoneTopology) allowed(i int) (allowed []string, constrained, satisfiable bool) {
 	p, ok := z.of[i]
 	if !ok || len(p.tries) == 0 {
