@@ -28,5 +28,4 @@ const notApplicable = `## Karpenter metrics Lathe does not serve (yet)
 | --- | --- |
 | ` + "`karpenter_interruption_instance_status_unhealthy_total`" + ` | upstream polls EC2 DescribeInstanceStatus for scheduled events; Lathe's interruption handling reads only the queue's messages |
 | ` + "`karpenter_ec2nodeclasses_userdata_bytes`" + ` | not implemented yet |
-| ` + "`karpenter_scheduler_pending_pods_by_effective_zone_count`" + ` | not implemented yet: it needs each pending pod's effective zone (the zones its selectors and affinities, its volumes and its topology spread allow, as one zone, "flexible" or "none"), which the solver does not report |
 `

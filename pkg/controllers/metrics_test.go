@@ -47,6 +47,7 @@ func TestMetricsMatchUpstream(t *testing.T) {
 		{Name: "karpenter_scheduler_unfinished_work_seconds", Type: "gauge", Labels: []string{"controller", "scheduling_id"}},
 		{Name: "karpenter_scheduler_unschedulable_pods_count", Type: "gauge", Labels: []string{"controller"}},
 		{Name: "karpenter_scheduler_ignored_pods_count", Type: "gauge"},
+		{Name: "karpenter_scheduler_pending_pods_by_effective_zone_count", Type: "gauge", Labels: []string{"controller", "zone"}},
 		{Name: "karpenter_scheduler_scheduling_duration_seconds", Type: "histogram", Labels: []string{"controller"}, Buckets: upstreamDuration},
 		{Name: "karpenter_voluntary_disruption_eligible_nodes", Type: "gauge", Labels: []string{"reason"}},
 		{Name: "karpenter_voluntary_disruption_decisions_total", Type: "counter", Labels: []string{"decision", "reason", "consolidation_type"}},

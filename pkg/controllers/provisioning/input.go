@@ -237,3 +237,28 @@ func pointers[T any](items []T) []*T {
 	}
 	return out
 }
+
+// pendingInput is the input as upstream's scheduler has it when it computes effective zones: every pod to
+// place is pending, including those the input already places on the node or NodeClaim they are nominated
+// to, and nodes and NodeClaims hold only their bound pods (nominations do not count in topology).
+func pendingInput(in solver.Input) solver.Input {
+	out := in
+	out.Pods = slices.Clone(in.Pods)
+	out.Nodes = make([]solver.ExistingNode, len(in.Nodes))
+	for i, n := range in.Nodes {
+		out.Nodes[i] = solver.ExistingNode{Node: n.Node}
+		for _, p := range n.Pods {
+			if p.Spec.NodeName == "" {
+				out.Pods = append(out.Pods, p)
+			} else {
+				out.Nodes[i].Pods = append(out.Nodes[i].Pods, p)
+			}
+		}
+	}
+	out.InFlight = make([]solver.InFlightNodeClaim, len(in.InFlight))
+	for i, c := range in.InFlight {
+		out.InFlight[i] = solver.InFlightNodeClaim{NodeClaim: c.NodeClaim}
+		out.Pods = append(out.Pods, c.Pods...)
+	}
+	return out
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 
 	"github.com/lathe-autoscaler/lathe/pkg/metrics"
@@ -24,6 +25,7 @@ type provisionerMetrics struct {
 	unfinishedWork     *prometheus.GaugeVec
 	unschedulable      prometheus.Gauge
 	ignored            prometheus.Gauge
+	pendingByZone      *prometheus.GaugeVec
 	schedulingSeconds  prometheus.Observer
 	provisionerSeconds prometheus.Observer
 	nodeClaimsCreated  *prometheus.CounterVec
@@ -46,6 +48,11 @@ func newProvisionerMetrics(reg prometheus.Registerer) *provisionerMetrics {
 		Namespace: metrics.Namespace, Subsystem: schedulerSubsystem, Name: "ignored_pods_count",
 		Help: "Pending pods the last provisioning pass left alone: they avoid Lathe's nodes, or their node selector or required node affinity cannot be provisioned for.",
 	})
+	pendingByZone := metrics.NewGauge(reg, prometheus.GaugeOpts{
+		Namespace: metrics.Namespace, Subsystem: schedulerSubsystem, Name: "pending_pods_by_effective_zone_count",
+		Help: "Pending pods of the last scheduling pass by the zone their zone constraints leave them (what their node selection, " +
+			"volumes and zonal topology constraints all admit): a zone name, 'flexible' when several zones remain, 'none' when no zone does.",
+	}, metrics.ControllerLabel, metrics.ZoneLabel)
 	scheduling := metrics.NewHistogram(reg, prometheus.HistogramOpts{
 		Namespace: metrics.Namespace, Subsystem: schedulerSubsystem, Name: "scheduling_duration_seconds",
 		Help:    "Seconds each scheduling simulation took, for provisioning and for disruption, by controller.",
@@ -64,6 +71,7 @@ func newProvisionerMetrics(reg prometheus.Registerer) *provisionerMetrics {
 		unfinishedWork:     unfinished,
 		unschedulable:      unschedulable.WithLabelValues(controllerName),
 		ignored:            ignored.WithLabelValues(),
+		pendingByZone:      pendingByZone,
 		schedulingSeconds:  scheduling.WithLabelValues(controllerName),
 		provisionerSeconds: provisioner.WithLabelValues(),
 		nodeClaimsCreated:  created,
@@ -86,6 +94,21 @@ func (m *provisionerMetrics) startPass(pending int) (done func(time.Duration)) {
 		m.unfinishedWork.DeleteLabelValues(controllerName, id)
 		m.schedulingSeconds.Observe(d.Seconds())
 		m.provisionerSeconds.Observe(d.Seconds())
+	}
+}
+
+// pendingZones replaces the previous pass's pending pods by effective zone with this pass's: zones[i] is
+// the effective zone of pods[i] (solver.EffectiveZones), and only pods in phase Pending count, as upstream.
+func (m *provisionerMetrics) pendingZones(pods []*corev1.Pod, zones []string) {
+	m.pendingByZone.DeletePartialMatch(prometheus.Labels{metrics.ControllerLabel: controllerName})
+	counts := map[string]int{}
+	for i, pod := range pods {
+		if pod.Status.Phase == corev1.PodPending {
+			counts[zones[i]]++
+		}
+	}
+	for zone, n := range counts {
+		m.pendingByZone.WithLabelValues(controllerName, zone).Set(float64(n))
 	}
 }
 

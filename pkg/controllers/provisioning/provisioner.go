@@ -106,6 +106,9 @@ func (p *Provisioner) Provision(ctx context.Context) (*solver.Plan, error) {
 	}
 	p.reportIgnored(ctx, ignored)
 	done := p.metrics.startPass(len(in.Pods))
+	if zones := pendingInput(in); len(zones.Pods) > 0 {
+		p.metrics.pendingZones(zones.Pods, solver.EffectiveZones(zones, p.deps.SolverOptions))
+	}
 	if len(in.Pods) == 0 {
 		return &solver.Plan{}, nil
 	}

@@ -105,6 +105,7 @@ type harness struct {
 	provisioner *provisioning.Provisioner
 	recorder    *eventsfake.Recorder
 	cloud       *fake.CloudProvider
+	registry    *prometheus.Registry
 }
 
 func newHarness() *harness { return newHarnessWithClient(cachedClient) }
@@ -114,11 +115,12 @@ func newHarness() *harness { return newHarnessWithClient(cachedClient) }
 func newHarnessWithClient(c client.Client) *harness {
 	rec := &eventsfake.Recorder{}
 	cloud := fake.New(catalog.KarpenterBenchmark()[:64]...)
+	reg := prometheus.NewRegistry()
 	p := provisioning.NewProvisioner(provisioning.Deps{
 		Client: c, Cluster: cluster, CloudProvider: cloud, Clock: clocktesting.NewFakeClock(time.Now()), Recorder: rec,
-		Registerer: prometheus.NewRegistry(), BatchIdleDuration: time.Second, BatchMaxDuration: 10 * time.Second,
+		Registerer: reg, BatchIdleDuration: time.Second, BatchMaxDuration: 10 * time.Second,
 	})
-	return &harness{provisioner: p, recorder: rec, cloud: cloud}
+	return &harness{provisioner: p, recorder: rec, cloud: cloud, registry: reg}
 }
 
 // cleanup deletes every object the provisioning tests create.

@@ -111,3 +111,17 @@ func BenchmarkEC2GPU(b *testing.B) {
 		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) { runBenchmark(b, workload.GPU(n), its, solver.Options{}) })
 	}
 }
+
+// BenchmarkEffectiveZones is the effective-zone pass the provisioner runs before each Solve, on the inputs
+// of BenchmarkKarpenterDiverse (diverse(N) has zonal topology spreads, so the input is prepared).
+func BenchmarkEffectiveZones(b *testing.B) {
+	for _, n := range []int{1000, 5000} {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			in := benchmarkInput(n)
+			b.ReportAllocs()
+			for range b.N {
+				solver.EffectiveZones(in, solver.Options{})
+			}
+		})
+	}
+}

@@ -8,6 +8,9 @@
 // A Base (base.go) prepares an Input once for many variants of it that remove some existing nodes and
 // place some of its pods, as consolidation asks; each variant's Plan is Solve's for that variant.
 //
+// EffectiveZones (zones.go) tells, without placing anything, which zone each pod's own constraints leave it
+// (for the provisioner's pending-pods-by-zone gauge).
+//
 // # Pipeline
 //
 //	prepare   pods → podInfo (requests, node requirement terms, tolerations, host ports, topology terms,
