@@ -26,6 +26,5 @@ const notApplicable = `## Karpenter metrics Lathe does not serve (yet)
 
 | metric | why |
 | --- | --- |
-| ` + "`karpenter_interruption_instance_status_unhealthy_total`" + ` | upstream polls EC2 DescribeInstanceStatus for scheduled events; Lathe's interruption handling reads only the queue's messages |
-| ` + "`karpenter_ec2nodeclasses_userdata_bytes`" + ` | not implemented yet |
+| ` + "`karpenter_interruption_instance_status_unhealthy_total`" + ` | not implemented yet: upstream's AWS provider also polls EC2 DescribeInstanceStatus (scheduled events, impaired instances) and counts what it finds here; Lathe has no such controller, its interruption handling reads only the queue's messages |
 `

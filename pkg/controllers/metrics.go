@@ -20,6 +20,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodepool/counter"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/instance"
+	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/launchtemplate"
 	"github.com/lathe-autoscaler/lathe/pkg/state"
 )
 
@@ -59,5 +60,6 @@ func DescribeMetrics(reg prometheus.Registerer, cloud cloudprovider.CloudProvide
 	disruption.NewController(disruption.Deps{Cluster: cluster, Clock: clk, Registerer: reg})
 	statusMetrics(status.Deps{Clock: clk, Registerer: reg})
 	nodemetrics.NewController(nodemetrics.Deps{Clock: clk, Registerer: reg})
-	instance.NewMetrics(reg) // the AWS provider's (CLOUD_PROVIDER=aws only)
+	instance.NewMetrics(reg)             // the AWS provider's (CLOUD_PROVIDER=aws only)
+	launchtemplate.NewUserDataBytes(reg) // the same
 }

@@ -75,6 +75,7 @@ func TestMetricsMatchUpstream(t *testing.T) {
 				225, 250, 275, 300, 350, 400, 450, 500, 550, 600, 700, 800, 900, 1000}},
 		{Name: "karpenter_cloudprovider_instance_launch_failures_total", Type: "counter", Labels: []string{"zone", "zone_id", "capacity_type", "reason"}},
 		{Name: "karpenter_cloudprovider_instance_termination_failures_total", Type: "counter", Labels: []string{"zone", "zone_id"}},
+		{Name: "karpenter_ec2nodeclasses_userdata_bytes", Type: "gauge", Labels: []string{"nodeclass"}},
 		// awslabs/operatorpkg's status controller as Karpenter and the AWS provider configure it.
 		{Name: "operator_nodeclaim_status_condition_count", Type: "gauge", Labels: []string{"namespace", "name", "type", "status", "reason",
 			"karpenter_k8s_aws_ec2nodeclass", "karpenter_sh_nodepool"}},

@@ -141,7 +141,7 @@ func New(deps Deps) (*CloudProvider, error) {
 	c := &CloudProvider{
 		reservations: deps.Reservations, kube: deps.Client, clusterName: deps.ClusterName, clusterEndpoint: deps.ClusterEndpoint, clusterCABundle: deps.ClusterCABundle,
 		clusterDNS: deps.ClusterDNS, clusterCIDR: deps.ClusterCIDR, region: deps.Region, userData: deps.UserData, instanceTypes: deps.InstanceTypes, subnets: deps.Subnets, unavailable: deps.Unavailable,
-		templates: launchtemplate.New(deps.EC2, deps.ClusterName, deps.Clock),
+		templates: launchtemplate.New(deps.EC2, deps.ClusterName, deps.Clock, deps.Registerer),
 		instances: instance.New(instance.Deps{EC2: deps.EC2, ClusterName: deps.ClusterName, Unavailable: deps.Unavailable,
 			BatchIdle: deps.BatchIdle, BatchMax: deps.BatchMax, IsClaimed: recordedBy(deps.Client), Metrics: instanceMetrics}),
 	}

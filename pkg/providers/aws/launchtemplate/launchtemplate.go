@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/smithy-go"
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -91,6 +92,9 @@ type Provider struct {
 	clusterName string
 	clock       clock.Clock
 
+	// userDataBytes is karpenter_ec2nodeclasses_userdata_bytes; nil records nothing.
+	userDataBytes *prometheus.GaugeVec
+
 	mu      sync.Mutex
 	entries map[string]*entry // by template name
 	// deleting holds the templates DeleteUnused is deleting, closed once deleted: Ensure waits for it rather
@@ -98,12 +102,16 @@ type Provider struct {
 	deleting map[string]chan struct{}
 }
 
-// New returns a provider for the cluster's templates.
-func New(api EC2API, clusterName string, clk clock.Clock) *Provider {
+// New returns a provider for the cluster's templates. reg takes its metric (nil: none is recorded).
+func New(api EC2API, clusterName string, clk clock.Clock, reg prometheus.Registerer) *Provider {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &Provider{ec2: api, clusterName: clusterName, clock: clk, entries: map[string]*entry{}, deleting: map[string]chan struct{}{}}
+	p := &Provider{ec2: api, clusterName: clusterName, clock: clk, entries: map[string]*entry{}, deleting: map[string]chan struct{}{}}
+	if reg != nil {
+		p.userDataBytes = NewUserDataBytes(reg)
+	}
+	return p
 }
 
 // Name is the template name for the input: a hash of everything in it.
@@ -206,6 +214,7 @@ func (p *Provider) create(ctx context.Context, name string, in Input) error {
 	tags[ClusterTagKey] = p.clusterName
 	tags[EKSClusterTagKey] = p.clusterName
 	tags[NodeClassTagKey] = in.NodeClassName
+	p.measureUserData(ctx, in)
 	_, err := p.ec2.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
 		LaunchTemplateName: aws.String(name),
 		LaunchTemplateData: withLaunchTags(templateData(in), in),
@@ -218,6 +227,18 @@ func (p *Provider) create(ctx context.Context, name string, in Input) error {
 		return fmt.Errorf("creating launch template %s, %w", name, err)
 	}
 	return nil
+}
+
+// measureUserData records the size of the user data about to go into a template, before EC2 sees it, so a
+// document EC2 will refuse is measured too; near the limit a log line says so.
+func (p *Provider) measureUserData(ctx context.Context, in Input) {
+	size := len(in.UserData)
+	if p.userDataBytes != nil {
+		p.userDataBytes.WithLabelValues(in.NodeClassName).Set(float64(size))
+	}
+	if size >= userDataWarnAt {
+		log.FromContext(ctx).Info("user data is close to EC2's limit", "EC2NodeClass", in.NodeClassName, "bytes", size, "limit", userDataLimit)
+	}
 }
 
 func templateData(in Input) *ec2types.RequestLaunchTemplateData {
@@ -380,6 +401,9 @@ func (p *Provider) DeleteForNodeClass(ctx context.Context, nodeClass *awsv1.EC2N
 		if err := p.delete(ctx, name); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if p.userDataBytes != nil {
+		p.userDataBytes.DeleteLabelValues(nodeClass.Name)
 	}
 	if len(names) > 0 && len(errs) == 0 {
 		log.FromContext(ctx).Info("deleted launch templates of ec2nodeclass", "EC2NodeClass", nodeClass.Name, "count", len(names))

@@ -20,7 +20,7 @@ func setup(t *testing.T) (*fakeaws.Running, *clocktesting.FakeClock, *launchtemp
 	fake := fakeaws.New(fakeaws.Options{}).Start()
 	t.Cleanup(fake.Close)
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	return fake, clk, launchtemplate.New(ec2.NewFromConfig(fake.AWSConfig()), "demo", clk)
+	return fake, clk, launchtemplate.New(ec2.NewFromConfig(fake.AWSConfig()), "demo", clk, nil)
 }
 
 func TestEqualInputsShareOneTemplateCreatedOnce(t *testing.T) {
@@ -62,7 +62,7 @@ func TestEqualInputsShareOneTemplateCreatedOnce(t *testing.T) {
 		t.Fatal("another image kept the template")
 	}
 	// A restarted process finds the template instead of creating it again.
-	restarted := launchtemplate.New(ec2.NewFromConfig(fake.AWSConfig()), "demo", nil)
+	restarted := launchtemplate.New(ec2.NewFromConfig(fake.AWSConfig()), "demo", nil, nil)
 	in.ImageID = "ami-1"
 	before := fake.Faults().Calls("ec2", "CreateLaunchTemplate")
 	if _, err := restarted.Ensure(context.Background(), in); err != nil || fake.Faults().Calls("ec2", "CreateLaunchTemplate") != before {
@@ -216,7 +216,7 @@ func (h *heldDeletes) DeleteLaunchTemplate(ctx context.Context, in *ec2.DeleteLa
 func TestATemplateBeingDeletedIsNotHandedOut(t *testing.T) {
 	fake, clk, _ := setup(t)
 	held := &heldDeletes{EC2API: ec2.NewFromConfig(fake.AWSConfig()), started: make(chan struct{}), release: make(chan struct{})}
-	p := launchtemplate.New(held, "demo", clk)
+	p := launchtemplate.New(held, "demo", clk, nil)
 	ctx := context.Background()
 	in := launchtemplate.Input{ImageID: "ami-1"}
 	name, err := p.Ensure(ctx, in)
