@@ -70,6 +70,8 @@ var rareFamilies = map[string]string{
 	// a condition seen changing status; pools and node classes get theirs before they are first seen.
 	"operator_nodepool_status_condition_transition_seconds":     "condition change observed",
 	"operator_ec2nodeclass_status_condition_transition_seconds": "condition change observed",
+	// a kwok Node may be Ready before Lathe first sees it (seen missing under load).
+	"operator_node_status_condition_transition_seconds": "condition change observed",
 }
 
 // acceptance are the families the seeds name, with upstream Karpenter's label names (from its code, not
