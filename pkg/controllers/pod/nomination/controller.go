@@ -3,6 +3,7 @@ package nomination
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -52,6 +53,12 @@ type Controller struct {
 	nominations Nominations
 	changes     <-chan event.GenericEvent
 	clock       clock.Clock
+	// memo keeps the last Unhinted count.
+	memo struct {
+		sync.Mutex
+		at    time.Time
+		count int
+	}
 }
 
 // NewController returns the nomination controller.
@@ -207,4 +214,45 @@ func nodeChanged(o, n client.Object) bool {
 	return !equality.Semantic.DeepEqual(old.Spec.Taints, node.Spec.Taints) ||
 		old.Spec.Unschedulable != node.Spec.Unschedulable ||
 		(old.DeletionTimestamp == nil) != (node.DeletionTimestamp == nil)
+}
+
+// unhintedMemo is how long an Unhinted count is reused: every held Node asks several times a second.
+const unhintedMemo = 50 * time.Millisecond
+
+// Unhinted counts the pending pods with a nomination whose status.nominatedNodeName does not name the
+// nomination's Node yet, counting those whose NodeClaim has no Node yet; a pod whose nominatedNodeName
+// another manager set is not counted. Registration holds new Nodes while it is not zero
+// (lifecycle.Hints).
+func (c *Controller) Unhinted(ctx context.Context) (int, error) {
+	c.memo.Lock()
+	defer c.memo.Unlock()
+	if now := c.clock.Now(); now.Sub(c.memo.at) < unhintedMemo {
+		return c.memo.count, nil
+	}
+	n := 0
+	for _, nom := range c.nominations.Nominations() {
+		pod := &corev1.Pod{}
+		if err := c.client.Get(ctx, nom.Pod, pod); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return 0, fmt.Errorf("getting pod %s, %w", nom.Pod, err)
+		}
+		if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil ||
+			(pod.Status.NominatedNodeName != "" && provisioning.NominatedNodeNameOwner(pod) != provisioning.NominationFieldManager) {
+			continue
+		}
+		node := nom.NodeName
+		if node == "" {
+			var err error
+			if node, err = c.nodeOfClaim(ctx, nom.Target.NodeClaim); err != nil {
+				return 0, err
+			}
+		}
+		if node == "" || pod.Status.NominatedNodeName != node {
+			n++
+		}
+	}
+	c.memo.at, c.memo.count = c.clock.Now(), n
+	return n, nil
 }

@@ -99,4 +99,19 @@ var _ = Describe("Controller", func() {
 		got, _ = reconcileAndGet(ctx)
 		Expect(got.Status.NominatedNodeName).To(Equal("preemption-target"))
 	})
+
+	It("counts the planned pods whose hint is not set yet, and those whose NodeClaim has no Node", func(ctx context.Context) {
+		unhinted := func() int {
+			clk.Step(time.Second) // past the memo
+			n, err := c.Unhinted(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			return n
+		}
+		noms[key] = state.Nomination{Pod: key, Target: state.Target{NodeClaim: "default-in-flight"}}
+		Expect(unhinted()).To(Equal(1))
+		noms[key] = state.Nomination{Pod: key, Target: state.Target{NodeClaim: "default-abc"}, NodeName: "node-1", Until: clk.Now().Add(time.Minute)}
+		Expect(unhinted()).To(Equal(1))
+		reconcileAndGet(ctx)
+		Expect(unhinted()).To(Equal(0))
+	})
 })
