@@ -68,8 +68,8 @@ type Deps struct {
 
 // Hints reports whether the kube-scheduler has been told where every pending pod Lathe planned is headed.
 type Hints interface {
-	// Unhinted counts the pending pods planned onto a Node or NodeClaim whose status.nominatedNodeName does
-	// not name that Node yet, counting those whose NodeClaim has no Node yet.
+	// Unhinted counts the pending pods planned onto a Node not registered yet whose
+	// status.nominatedNodeName does not name that Node.
 	Unhinted(ctx context.Context) (int, error)
 }
 

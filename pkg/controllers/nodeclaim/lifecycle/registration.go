@@ -127,12 +127,13 @@ const holdRecheck = 100 * time.Millisecond
 
 // hold returns how long to wait before registering a new Node; zero to register it now. Removing the
 // unregistered taint is meant to be the moment the Node becomes schedulable, and the kube-scheduler must
-// know the plan by then: its first attempt at each pending pod after the Node appears decides where the pod
+// know the plan by then: its first attempt at each pending pod after the Node opens decides where the pod
 // goes, it tries the pod's status.nominatedNodeName first, and it clears that hint on every attempt that
 // fails. So the Node is held while it is not Ready (or still has the node lifecycle controller's not-ready
-// or unreachable taint), and while any pending pod Lathe planned, onto this Node or any other, lacks its
-// hint (a NodeClaim without a Node yet counts): new Nodes then become schedulable together, with every
-// pending pod already nominated; the first Node released wakes every other held one (heldNodes). HoldLimit after the Node appeared it is registered whatever the state.
+// or unreachable taint), and while any pending pod Lathe planned onto a Node registration holds lacks its
+// hint; the first Node released wakes every held one (heldNodes), so that Nodes that exist together open
+// together, every pod planned onto them nominated. HoldLimit after the Node appeared it is registered
+// whatever the state.
 func (r *registration) hold(ctx context.Context, node *corev1.Node) (time.Duration, error) {
 	if r.hints == nil || r.clock.Since(node.CreationTimestamp.Time) >= HoldLimit {
 		return 0, nil

@@ -219,10 +219,10 @@ func nodeChanged(o, n client.Object) bool {
 // unhintedMemo is how long an Unhinted count is reused: every held Node asks several times a second.
 const unhintedMemo = 50 * time.Millisecond
 
-// Unhinted counts the pending pods with a nomination whose status.nominatedNodeName does not name the
-// nomination's Node yet, counting those whose NodeClaim has no Node yet; a pod whose nominatedNodeName
-// another manager set is not counted. Registration holds new Nodes while it is not zero
-// (lifecycle.Hints).
+// Unhinted counts the pending pods planned onto a Node that Lathe has not registered yet (one registration
+// holds) whose status.nominatedNodeName does not name that Node; a pod whose nominatedNodeName another
+// manager set is not counted, nor one whose NodeClaim has no Node yet. Registration holds new Nodes while
+// it is not zero (lifecycle.Hints).
 func (c *Controller) Unhinted(ctx context.Context) (int, error) {
 	c.memo.Lock()
 	defer c.memo.Unlock()
@@ -230,7 +230,33 @@ func (c *Controller) Unhinted(ctx context.Context) (int, error) {
 		return c.memo.count, nil
 	}
 	n := 0
+	held := map[string]bool{}
 	for _, nom := range c.nominations.Nominations() {
+		node := nom.NodeName
+		if node == "" {
+			var err error
+			if node, err = c.nodeOfClaim(ctx, nom.Target.NodeClaim); err != nil {
+				return 0, err
+			}
+		}
+		if node == "" {
+			continue
+		}
+		isHeld, ok := held[node]
+		if !ok {
+			found := &corev1.Node{}
+			if err := c.client.Get(ctx, types.NamespacedName{Name: node}, found); err != nil {
+				if !apierrors.IsNotFound(err) {
+					return 0, fmt.Errorf("getting node %s, %w", node, err)
+				}
+			} else {
+				isHeld = found.Labels[v1.NodeRegisteredLabelKey] != "true"
+			}
+			held[node] = isHeld
+		}
+		if !isHeld {
+			continue
+		}
 		pod := &corev1.Pod{}
 		if err := c.client.Get(ctx, nom.Pod, pod); err != nil {
 			if apierrors.IsNotFound(err) {
@@ -242,14 +268,7 @@ func (c *Controller) Unhinted(ctx context.Context) (int, error) {
 			(pod.Status.NominatedNodeName != "" && provisioning.NominatedNodeNameOwner(pod) != provisioning.NominationFieldManager) {
 			continue
 		}
-		node := nom.NodeName
-		if node == "" {
-			var err error
-			if node, err = c.nodeOfClaim(ctx, nom.Target.NodeClaim); err != nil {
-				return 0, err
-			}
-		}
-		if node == "" || pod.Status.NominatedNodeName != node {
+		if pod.Status.NominatedNodeName != node {
 			n++
 		}
 	}
