@@ -147,17 +147,22 @@ func plannedPlacement(t *testing.T, ns, pool string, hints bool) placement {
 		t.Fatalf("plan %v: want free next to big and filler next to small on another node", out.planned)
 	}
 	if hints {
-		eventually(t, time.Minute, "the pods planned onto B to carry Lathe's nominatedNodeName", func(ctx context.Context) (bool, error) {
+		// A scheduling attempt already under way when Lathe writes a hint clears it when it fails, and Lathe
+		// writes it again: wait until the hints have held for a few polls in a row.
+		held := 0
+		eventually(t, time.Minute, "the pods planned onto B to keep Lathe's nominatedNodeName", func(ctx context.Context) (bool, error) {
 			for _, name := range []string{"small", "filler"} {
 				p := &corev1.Pod{}
 				if err := s.kubeClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
 					return false, err
 				}
 				if p.Status.NominatedNodeName != b || provisioning.NominatedNodeNameOwner(p) != provisioning.NominationFieldManager {
+					held = 0
 					return false, nil
 				}
 			}
-			return true, nil
+			held++
+			return held >= 8, nil
 		})
 	}
 	untaint(t, b, holdFirst)
