@@ -83,13 +83,24 @@ func Register(ctx context.Context, deps Deps) error {
 		},
 	})
 	all := providerControllers
+	// Plan fidelity: tell the kube-scheduler where each pending pod was planned (KEP-5278), and make a new
+	// Node schedulable only once it has been told.
+	var hints lifecycle.Hints
+	if nominate, err := nominatedNodeNames(ctx, deps); err != nil {
+		return err
+	} else if nominate {
+		nominator := nomination.NewController(nomination.Deps{Client: mgr.GetClient(), Nominations: cluster,
+			Changes: cluster.NominationChanges(), Clock: deps.Clock})
+		hints = nominator
+		all = append(all, nominator)
+	}
 	for _, c := range informer.NewControllers(mgr.GetClient(), cluster) {
 		all = append(all, c)
 	}
 	all = append(all,
 		provisioning.NewPodController(mgr.GetClient(), provisioner),
 		provisioning.NewNodeController(mgr.GetClient(), provisioner),
-		lifecycle.NewController(lifecycle.Deps{Client: mgr.GetClient(), CloudProvider: measured("nodeclaim.lifecycle"), Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
+		lifecycle.NewController(lifecycle.Deps{Client: mgr.GetClient(), CloudProvider: measured("nodeclaim.lifecycle"), Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry, Hints: hints}),
 		nodeclaimtermination.NewController(nodeclaimtermination.Deps{Client: mgr.GetClient(), CloudProvider: measured("nodeclaim.termination"), Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
 		nodetermination.NewController(nodetermination.Deps{Client: mgr.GetClient(), CloudProvider: measured("node.termination"), Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
 		counter.NewController(counter.Deps{Client: mgr.GetClient(), Cluster: cluster, Registerer: deps.Registry, CloudProvider: measured("nodepool.counter")}),
@@ -99,13 +110,6 @@ func Register(ctx context.Context, deps Deps) error {
 	)
 	all = append(all, statusMetrics(status.Deps{Client: mgr.GetClient(), Clock: deps.Clock, Registerer: deps.Registry})...)
 	all = append(all, nodemetrics.NewController(nodemetrics.Deps{Client: mgr.GetClient(), Clock: deps.Clock, Registerer: deps.Registry}))
-	// Plan fidelity: tell the kube-scheduler where each pending pod was planned (KEP-5278).
-	if nominate, err := nominatedNodeNames(ctx, deps); err != nil {
-		return err
-	} else if nominate {
-		all = append(all, nomination.NewController(nomination.Deps{Client: mgr.GetClient(), Nominations: cluster,
-			Changes: cluster.NominationChanges(), Clock: deps.Clock}))
-	}
 	all = append(all, forcefulDisruption(deps, cloud, measured, cluster, recorder)...)
 	// Voluntary disruption: pod events and the Consolidatable condition feed the disruption loop.
 	all = append(all,

@@ -60,6 +60,7 @@ func planFidelity(b *testing.B, ns string, n int) {
 	}
 	passesBefore := provisioningPasses(b)
 	creator := applyClient(b)
+	hints := trackHints(b, ns)
 	b.StartTimer()
 	start := time.Now()
 	workqueue.ParallelizeUntil(ctx, 32, len(pods), func(i int) {
@@ -93,6 +94,10 @@ func planFidelity(b *testing.B, ns string, n int) {
 	share, seen := onPlannedNode(b, ns)
 	b.ReportMetric(share, "onPlanned")
 	b.ReportMetric(seen, "nominationSeen")
+	onHinted, hinted := hints.finish(n)
+	diagnose(b, ns, hints)
+	b.ReportMetric(onHinted, "onHinted")
+	b.ReportMetric(hinted, "hinted")
 	b.ReportMetric(provisioningPasses(b)-passesBefore, "passes")
 	b.ReportMetric(float64(claims), "nodeclaims")
 	b.ReportMetric(float64(len(plan.NodeClaims)), "plannedNodes")

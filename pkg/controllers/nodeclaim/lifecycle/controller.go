@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
@@ -59,7 +60,21 @@ type Deps struct {
 	Recorder events.Recorder
 	// Registerer receives the controller's metrics.
 	Registerer prometheus.Registerer
+	// Hints, when set, makes registration hold a new Node's karpenter.sh/unregistered taint until the
+	// kube-scheduler can follow the plan (see registration.hold), for at most HoldLimit after the Node
+	// appeared.
+	Hints Hints
 }
+
+// Hints reports whether the kube-scheduler has been told where every pending pod Lathe planned is headed.
+type Hints interface {
+	// Unhinted counts the pending pods planned onto a Node not registered yet whose
+	// status.nominatedNodeName does not name that Node.
+	Unhinted(ctx context.Context) (int, error)
+}
+
+// HoldLimit bounds how long registration holds a new Node for Hints and for the Node to become Ready.
+const HoldLimit = 10 * time.Second
 
 // Controller reconciles the lifecycle of NodeClaims that aren't being deleted.
 type Controller struct {
@@ -95,7 +110,7 @@ func NewController(deps Deps) *Controller {
 		launch: &launch{kubeClient: deps.Client, cloudProvider: deps.CloudProvider, clock: deps.Clock,
 			recorder: deps.Recorder, metrics: m, cache: newLaunchCache()},
 		registration: &registration{kubeClient: deps.Client, clock: deps.Clock, recorder: deps.Recorder,
-			metrics: m},
+			metrics: m, hints: deps.Hints, held: newHeldNodes()},
 		initialization: &initialization{kubeClient: deps.Client, clock: deps.Clock},
 		liveness:       &liveness{kubeClient: deps.Client, clock: deps.Clock, metrics: m},
 	}
@@ -114,6 +129,8 @@ func (c *Controller) Register(ctx context.Context, mgr manager.Manager) error {
 		Named(c.Name()).
 		For(&v1.NodeClaim{}).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(c.nodeClaimsForNode)).
+		// Nodes registration held are released together (registration.hold).
+		WatchesRawSource(source.Channel(c.registration.held.wake, &handler.EnqueueRequestForObject{})).
 		// Each launch waits on the cloud provider; one worker would launch a burst of claims one at a time.
 		WithOptions(controller.Options{MaxConcurrentReconciles: 100}).
 		Complete(c)

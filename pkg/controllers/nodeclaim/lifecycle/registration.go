@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -14,6 +16,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
@@ -34,6 +37,43 @@ type registration struct {
 	clock      clock.Clock
 	recorder   events.Recorder
 	metrics    *lifecycleMetrics
+	hints      Hints
+	// held are the NodeClaims whose Nodes hold waits on; release wakes them all at once.
+	held heldNodes
+}
+
+// heldNodes are the NodeClaims registration holds, and the channel that wakes them.
+type heldNodes struct {
+	mu     sync.Mutex
+	claims map[string]bool
+	wake   chan event.GenericEvent
+}
+
+func newHeldNodes() heldNodes {
+	return heldNodes{claims: map[string]bool{}, wake: make(chan event.GenericEvent, wakeBuffer)}
+}
+
+// wakeBuffer bounds the wake-ups in flight; one beyond it is dropped and the claim's recheck finds it.
+const wakeBuffer = 4096
+
+func (h *heldNodes) add(name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.claims[name] = true
+}
+
+// releaseAll forgets name and wakes every other held claim, so that the Nodes become schedulable together.
+func (h *heldNodes) releaseAll(name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.claims, name)
+	for other := range h.claims {
+		select {
+		case h.wake <- event.GenericEvent{Object: &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: other}}}:
+		default:
+		}
+		delete(h.claims, other)
+	}
 }
 
 func (r *registration) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (outcome, error) {
@@ -60,6 +100,15 @@ func (r *registration) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("Node", klog.KObj(node)))
 	firstRegistration := node.Labels[v1.NodeRegisteredLabelKey] != "true"
+	if firstRegistration {
+		if wait, err := r.hold(ctx, node); err != nil || wait > 0 {
+			if wait > 0 {
+				r.held.add(nodeClaim.Name)
+			}
+			return outcome{requeueAfter: wait}, err
+		}
+		r.held.releaseAll(nodeClaim.Name)
+	}
 	if err := r.syncNode(ctx, nodeClaim, node, firstRegistration); err != nil {
 		return outcome{}, err
 	}
@@ -71,6 +120,46 @@ func (r *registration) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (
 		log.FromContext(ctx).Info("registered nodeclaim")
 	}
 	return outcome{}, nil
+}
+
+// holdRecheck is how often registration looks again at a Node it holds.
+const holdRecheck = 100 * time.Millisecond
+
+// hold returns how long to wait before registering a new Node; zero to register it now. Removing the
+// unregistered taint is meant to be the moment the Node becomes schedulable, and the kube-scheduler must
+// know the plan by then: its first attempt at each pending pod after the Node opens decides where the pod
+// goes, it tries the pod's status.nominatedNodeName first, and it clears that hint on every attempt that
+// fails. So the Node is held while it is not Ready (or still has the node lifecycle controller's not-ready
+// or unreachable taint), and while any pending pod Lathe planned onto a Node registration holds lacks its
+// hint; the first Node released wakes every held one (heldNodes), so that Nodes that exist together open
+// together, every pod planned onto them nominated. HoldLimit after the Node appeared it is registered
+// whatever the state.
+func (r *registration) hold(ctx context.Context, node *corev1.Node) (time.Duration, error) {
+	if r.hints == nil || r.clock.Since(node.CreationTimestamp.Time) >= HoldLimit {
+		return 0, nil
+	}
+	if !readyWithoutNotReadyTaints(node) {
+		return holdRecheck, nil
+	}
+	n, err := r.hints.Unhinted(ctx)
+	if err != nil || n == 0 {
+		return 0, err
+	}
+	return holdRecheck, nil
+}
+
+// readyWithoutNotReadyTaints reports whether the Node is Ready and the node lifecycle controller has taken
+// off its not-ready and unreachable taints.
+func readyWithoutNotReadyTaints(node *corev1.Node) bool {
+	ready := false
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			ready = c.Status == corev1.ConditionTrue
+		}
+	}
+	return ready && !slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool {
+		return t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable
+	})
 }
 
 // syncNode makes the Node the claim's: the claim's labels and annotations (Node-only ones are kept), its

@@ -3,6 +3,7 @@ package nomination
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -52,6 +53,12 @@ type Controller struct {
 	nominations Nominations
 	changes     <-chan event.GenericEvent
 	clock       clock.Clock
+	// memo keeps the last Unhinted count.
+	memo struct {
+		sync.Mutex
+		at    time.Time
+		count int
+	}
 }
 
 // NewController returns the nomination controller.
@@ -207,4 +214,64 @@ func nodeChanged(o, n client.Object) bool {
 	return !equality.Semantic.DeepEqual(old.Spec.Taints, node.Spec.Taints) ||
 		old.Spec.Unschedulable != node.Spec.Unschedulable ||
 		(old.DeletionTimestamp == nil) != (node.DeletionTimestamp == nil)
+}
+
+// unhintedMemo is how long an Unhinted count is reused: every held Node asks several times a second.
+const unhintedMemo = 50 * time.Millisecond
+
+// Unhinted counts the pending pods planned onto a Node that Lathe has not registered yet (one registration
+// holds) whose status.nominatedNodeName does not name that Node; a pod whose nominatedNodeName another
+// manager set is not counted, nor one whose NodeClaim has no Node yet. Registration holds new Nodes while
+// it is not zero (lifecycle.Hints).
+func (c *Controller) Unhinted(ctx context.Context) (int, error) {
+	c.memo.Lock()
+	defer c.memo.Unlock()
+	if now := c.clock.Now(); now.Sub(c.memo.at) < unhintedMemo {
+		return c.memo.count, nil
+	}
+	n := 0
+	held := map[string]bool{}
+	for _, nom := range c.nominations.Nominations() {
+		node := nom.NodeName
+		if node == "" {
+			var err error
+			if node, err = c.nodeOfClaim(ctx, nom.Target.NodeClaim); err != nil {
+				return 0, err
+			}
+		}
+		if node == "" {
+			continue
+		}
+		isHeld, ok := held[node]
+		if !ok {
+			found := &corev1.Node{}
+			if err := c.client.Get(ctx, types.NamespacedName{Name: node}, found); err != nil {
+				if !apierrors.IsNotFound(err) {
+					return 0, fmt.Errorf("getting node %s, %w", node, err)
+				}
+			} else {
+				isHeld = found.Labels[v1.NodeRegisteredLabelKey] != "true"
+			}
+			held[node] = isHeld
+		}
+		if !isHeld {
+			continue
+		}
+		pod := &corev1.Pod{}
+		if err := c.client.Get(ctx, nom.Pod, pod); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return 0, fmt.Errorf("getting pod %s, %w", nom.Pod, err)
+		}
+		if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil ||
+			(pod.Status.NominatedNodeName != "" && provisioning.NominatedNodeNameOwner(pod) != provisioning.NominationFieldManager) {
+			continue
+		}
+		if pod.Status.NominatedNodeName != node {
+			n++
+		}
+	}
+	c.memo.at, c.memo.count = c.clock.Now(), n
+	return n, nil
 }

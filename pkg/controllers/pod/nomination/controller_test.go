@@ -99,4 +99,22 @@ var _ = Describe("Controller", func() {
 		got, _ = reconcileAndGet(ctx)
 		Expect(got.Status.NominatedNodeName).To(Equal("preemption-target"))
 	})
+
+	It("counts the pods planned onto a Node not registered yet whose hint is not set", func(ctx context.Context) {
+		unhinted := func() int {
+			clk.Step(time.Second) // past the memo
+			n, err := c.Unhinted(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			return n
+		}
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}
+		Expect(env.Client.Create(ctx, node)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) { Expect(env.Client.Delete(ctx, node)).To(Succeed()) })
+		noms[key] = state.Nomination{Pod: key, Target: state.Target{NodeClaim: "default-in-flight"}}
+		Expect(unhinted()).To(Equal(0), "a NodeClaim without a Node holds nothing")
+		noms[key] = state.Nomination{Pod: key, Target: state.Target{NodeClaim: "default-abc"}, NodeName: "node-1", Until: clk.Now().Add(time.Minute)}
+		Expect(unhinted()).To(Equal(1))
+		reconcileAndGet(ctx)
+		Expect(unhinted()).To(Equal(0))
+	})
 })

@@ -1,0 +1,68 @@
+package lifecycle
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// unhinted is a fixed count of pods without their hint.
+type unhinted int
+
+func (u unhinted) Unhinted(context.Context) (int, error) { return int(u), nil }
+
+func TestRegistrationHoldsUntilSchedulerKnowsThePlan(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	ready := []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	notReady := []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionFalse}}
+	notReadyTaint := []corev1.Taint{{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}}
+	cases := []struct {
+		name       string
+		hints      Hints
+		conditions []corev1.NodeCondition
+		taints     []corev1.Taint
+		age        time.Duration
+		hold       bool
+	}{
+		{"ready, every pod hinted", unhinted(0), ready, nil, time.Second, false},
+		{"ready, pods not hinted yet", unhinted(2), ready, nil, time.Second, true},
+		{"not ready", unhinted(0), notReady, nil, time.Second, true},
+		{"ready but still tainted not-ready", unhinted(0), ready, notReadyTaint, time.Second, true},
+		{"held long enough", unhinted(2), notReady, notReadyTaint, HoldLimit, false},
+		{"no hints (nominations off)", nil, notReady, nil, time.Second, false},
+	}
+	for _, c := range cases {
+		node := &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: "n", CreationTimestamp: metav1.NewTime(now)},
+			Spec:       corev1.NodeSpec{Taints: c.taints},
+			Status:     corev1.NodeStatus{Conditions: c.conditions},
+		}
+		r := &registration{clock: clocktesting.NewFakeClock(now.Add(c.age)), hints: c.hints, held: newHeldNodes()}
+		wait, err := r.hold(context.Background(), node)
+		if err != nil || (wait > 0) != c.hold {
+			t.Errorf("%s: wait %v, err %v; want holding %v", c.name, wait, err, c.hold)
+		}
+	}
+}
+
+func TestReleasingOneHeldNodeWakesTheOthers(t *testing.T) {
+	h := newHeldNodes()
+	for _, name := range []string{"a", "b", "c"} {
+		h.add(name)
+	}
+	h.releaseAll("a")
+	woken := map[string]bool{}
+	for len(h.wake) > 0 {
+		woken[(<-h.wake).Object.GetName()] = true
+	}
+	if len(woken) != 2 || !woken["b"] || !woken["c"] {
+		t.Errorf("woken %v, want b and c", woken)
+	}
+	if len(h.claims) != 0 {
+		t.Errorf("still held: %v", h.claims)
+	}
+}

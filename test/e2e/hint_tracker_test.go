@@ -1,0 +1,78 @@
+package e2e_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
+)
+
+// hintTracker watches a namespace's pods and remembers, per pod, the last status.nominatedNodeName Lathe set
+// before the pod was bound (binding clears it), and the Node it was bound to. Unlike the Nominated events,
+// which a loaded event broadcaster drops, the watch sees every pod.
+type hintTracker struct {
+	mu    sync.Mutex
+	hint  map[string]string
+	bound map[string]string
+	stop  context.CancelFunc
+	done  chan struct{}
+}
+
+// trackHints starts watching ns (an informer, which lists again when a watch breaks); stop it with finish.
+func trackHints(b testing.TB, ns string) *hintTracker {
+	cs, err := kubernetes.NewForConfig(s.cluster.RESTConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t := &hintTracker{hint: map[string]string{}, bound: map[string]string{}, stop: cancel, done: make(chan struct{})}
+	record := func(o any) {
+		p, ok := o.(*corev1.Pod)
+		if !ok {
+			return
+		}
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if p.Spec.NodeName != "" {
+			t.bound[p.Name] = p.Spec.NodeName
+		} else if p.Status.NominatedNodeName != "" && provisioning.NominatedNodeNameOwner(p) == provisioning.NominationFieldManager {
+			t.hint[p.Name] = p.Status.NominatedNodeName
+		}
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
+	informer := factory.Core().V1().Pods().Informer()
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    record,
+		UpdateFunc: func(_, o any) { record(o) },
+	}); err != nil {
+		cancel()
+		b.Fatal(err)
+	}
+	go func() {
+		defer close(t.done)
+		informer.RunWithContext(ctx)
+	}()
+	return t
+}
+
+// finish stops the watch and returns the share of the n pods bound to the Node Lathe last hinted, and the
+// share that had a hint at all.
+func (t *hintTracker) finish(n int) (onHinted, hinted float64) {
+	t.stop()
+	<-t.done
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	on := 0
+	for pod, node := range t.hint {
+		if t.bound[pod] == node {
+			on++
+		}
+	}
+	return float64(on) / float64(max(n, 1)), float64(len(t.hint)) / float64(max(n, 1))
+}

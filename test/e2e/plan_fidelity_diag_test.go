@@ -1,0 +1,78 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+)
+
+// podKind names the constraint that shapes where the pod may go: its first topology spread key, pod
+// anti-affinity, pod affinity, or none.
+func podKind(p *corev1.Pod) string {
+	switch {
+	case len(p.Spec.TopologySpreadConstraints) > 0:
+		return "spread:" + p.Spec.TopologySpreadConstraints[0].TopologyKey
+	case p.Spec.Affinity != nil && p.Spec.Affinity.PodAntiAffinity != nil:
+		return "anti"
+	case p.Spec.Affinity != nil && p.Spec.Affinity.PodAffinity != nil:
+		return "affinity"
+	}
+	return "plain"
+}
+
+// diagnose logs, for BenchmarkPlanFidelity, the pods off their hinted Node by kind of constraint, how long
+// after its Node appeared each NodeClaim was registered (registration's hold), and when each was registered
+// relative to the first (seconds).
+func diagnose(b *testing.B, ns string, t *hintTracker) {
+	ctx := context.Background()
+	var pods corev1.PodList
+	if err := s.kubeClient.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+		b.Fatal(err)
+	}
+	t.mu.Lock()
+	total, miss := map[string]int{}, map[string]int{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		k := podKind(p)
+		total[k]++
+		if h, ok := t.hint[p.Name]; !ok || h != p.Spec.NodeName {
+			miss[k]++
+		}
+	}
+	t.mu.Unlock()
+	b.Logf("pods by constraint %v, off their hinted node %v", total, miss)
+	var claims v1.NodeClaimList
+	if err := s.kubeClient.List(ctx, &claims); err != nil {
+		b.Fatal(err)
+	}
+	var holds []float64
+	var regs []time.Time
+	for _, c := range claims.Items {
+		node := &corev1.Node{}
+		if s.kubeClient.Get(ctx, client.ObjectKey{Name: c.Status.NodeName}, node) != nil {
+			continue
+		}
+		for _, cond := range c.Status.Conditions {
+			if cond.Type == v1.ConditionTypeRegistered && cond.Status == "True" {
+				holds = append(holds, cond.LastTransitionTime.Sub(node.CreationTimestamp.Time).Seconds())
+				regs = append(regs, cond.LastTransitionTime.Time)
+			}
+		}
+	}
+	sort.Float64s(holds)
+	sort.Slice(regs, func(i, j int) bool { return regs[i].Before(regs[j]) })
+	var offsets strings.Builder
+	for _, r := range regs {
+		fmt.Fprintf(&offsets, " %.0f", r.Sub(regs[0]).Seconds())
+	}
+	b.Logf("hold seconds %v", holds)
+	b.Logf("registration offsets%s", offsets.String())
+}
