@@ -22,9 +22,7 @@ karpenter_voluntary_disruption_consolidation_skipped_total.
 
 const notApplicable = `## Karpenter metrics Lathe does not serve (yet)
 
-"Not implemented yet" marks metrics that apply to Lathe and are still to come; the others cannot apply.
-
-| metric | why |
-| --- | --- |
-| ` + "`karpenter_interruption_instance_status_unhealthy_total`" + ` | not implemented yet: upstream's AWS provider also polls EC2 DescribeInstanceStatus (scheduled events, impaired instances) and counts what it finds here; Lathe has no such controller, its interruption handling reads only the queue's messages |
+None: every metric family of Karpenter v1.14 and its AWS provider is served, the AWS provider's only with
+CLOUD_PROVIDER=aws. When one can't be served, it gets a row here saying why ("not implemented yet" for one
+still to come).
 `

@@ -2,6 +2,7 @@ package cloudprovider
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -26,6 +27,15 @@ const (
 	// InterruptionNoOp is a message about nothing Lathe acts on (an event type or state it ignores); it is
 	// counted and deleted.
 	InterruptionNoOp InterruptionKind = "no_op"
+	// InterruptionInstanceStatus says the instance's own status check has been failing; the instance is
+	// replaced without waiting for a graceful drain.
+	InterruptionInstanceStatus InterruptionKind = "instance_status"
+	// InterruptionSystemStatus says the status check of the host under the instance has been failing; as
+	// for InterruptionInstanceStatus, the instance is replaced without waiting for a graceful drain.
+	InterruptionSystemStatus InterruptionKind = "system_status"
+	// InterruptionEventStatus says maintenance is scheduled for the instance; it is cordoned, drained
+	// and replaced.
+	InterruptionEventStatus InterruptionKind = "event_status"
 )
 
 // InterruptionMessage is one message a provider received about one of its instances.
@@ -53,4 +63,29 @@ type InterruptionSource interface {
 	ReceiveInterruptions(ctx context.Context) ([]InterruptionMessage, error)
 	// DeleteInterruption acknowledges a handled message. Deleting an unknown ID is not an error.
 	DeleteInterruption(ctx context.Context, id string) error
+}
+
+// UnhealthyInstance is one failing health check of one of the provider's instances.
+type UnhealthyInstance struct {
+	// ProviderID is the instance's provider ID.
+	ProviderID string
+	// Kind is InterruptionInstanceStatus, InterruptionSystemStatus or InterruptionEventStatus.
+	Kind InterruptionKind
+	// Category names the failing check as the provider's API does; it labels the unhealthy count.
+	Category string
+	// Since is when the check started failing.
+	Since time.Time
+}
+
+// ErrNotPermitted is wrapped by an InstanceHealthSource's error when the provider's credentials don't
+// allow reading instance health: the health controller logs it and keeps polling.
+var ErrNotPermitted = errors.New("not permitted")
+
+// InstanceHealthSource is implemented by providers that can poll their cloud for instances failing
+// health checks or with maintenance scheduled. It is optional: the instance health controller runs only
+// for providers that implement it.
+type InstanceHealthSource interface {
+	// UnhealthyInstances returns the cluster's instances failing a check now, one entry per instance
+	// and check.
+	UnhealthyInstances(ctx context.Context) ([]UnhealthyInstance, error)
 }

@@ -146,6 +146,9 @@ func forcefulDisruption(deps Deps, cloud cloudprovider.CloudProvider, measured f
 	if source := interruptionSource(cloud); source != nil {
 		out = append(out, interruption.NewController(interruption.Deps{Client: kube, Source: source, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}))
 	}
+	if source := healthSource(cloud); source != nil {
+		out = append(out, interruption.NewHealthController(interruption.HealthDeps{Client: kube, Source: source, Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}))
+	}
 	if deps.Options.FeatureGates.StaticCapacity {
 		out = append(out, static.NewController(static.Deps{Client: kube, Cluster: cluster, CloudProvider: measured("nodepool.static"), Clock: deps.Clock}))
 	}
@@ -164,6 +167,17 @@ func interruptionSource(cloud cloudprovider.CloudProvider) cloudprovider.Interru
 		return configured.InterruptionQueue()
 	}
 	source, _ := cloud.(cloudprovider.InterruptionSource)
+	return source
+}
+
+// healthSource is where the provider finds unhealthy instances (aws: DescribeInstanceStatus); nil for none.
+func healthSource(cloud cloudprovider.CloudProvider) cloudprovider.InstanceHealthSource {
+	if provider, ok := cloud.(interface {
+		InstanceHealth() cloudprovider.InstanceHealthSource
+	}); ok {
+		return provider.InstanceHealth()
+	}
+	source, _ := cloud.(cloudprovider.InstanceHealthSource)
 	return source
 }
 

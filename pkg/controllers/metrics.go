@@ -56,6 +56,7 @@ func DescribeMetrics(reg prometheus.Registerer, cloud cloudprovider.CloudProvide
 	expiration.NewController(expiration.Deps{Clock: clk, Registerer: reg})
 	garbagecollection.NewController(garbagecollection.Deps{Clock: clk, Registerer: reg})
 	interruption.NewController(interruption.Deps{Clock: clk, Registerer: reg})
+	interruption.NewHealthController(interruption.HealthDeps{Clock: clk, Registerer: reg}) // providers with instance health (aws)
 	health.NewController(health.Deps{CloudProvider: cloud, Clock: clk, Registerer: reg})
 	disruption.NewController(disruption.Deps{Cluster: cluster, Clock: clk, Registerer: reg})
 	statusMetrics(status.Deps{Clock: clk, Registerer: reg})

@@ -55,6 +55,8 @@ func TestMetricsMatchUpstream(t *testing.T) {
 			Labels: []string{"reason", "consolidation_type"}, Buckets: upstreamDuration},
 		{Name: "karpenter_interruption_message_queue_duration_seconds", Type: "histogram", Buckets: upstreamDuration},
 		{Name: "karpenter_interruption_received_messages_total", Type: "counter", Labels: []string{"message_type"}},
+		// aws/karpenter-provider-aws pkg/controllers/interruption/metrics.go (InstanceStatusUnhealthy).
+		{Name: "karpenter_interruption_instance_status_unhealthy_total", Type: "counter", Labels: []string{"category"}},
 		{Name: "karpenter_cloudprovider_duration_seconds", Type: "histogram", Labels: []string{"controller", "method", "provider"},
 			Buckets: prometheus.DefBuckets},
 		{Name: "karpenter_cloudprovider_errors_total", Type: "counter", Labels: []string{"controller", "method", "provider", "error"}},

@@ -64,6 +64,7 @@ var rareFamilies = map[string]string{
 	"karpenter_cloudprovider_instance_launch_failures_total":      "AWS provider",
 	"karpenter_cloudprovider_instance_termination_failures_total": "AWS provider",
 	"karpenter_ec2nodeclasses_userdata_bytes":                     "AWS provider",
+	"karpenter_interruption_instance_status_unhealthy_total":      "AWS provider",
 	// the test cluster runs no DaemonSet.
 	"karpenter_nodes_total_daemon_requests": "no DaemonSet pods",
 	"karpenter_nodes_total_daemon_limits":   "no DaemonSet pods",

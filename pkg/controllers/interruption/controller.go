@@ -7,16 +7,13 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/poll"
 	"github.com/lathe-autoscaler/lathe/pkg/events"
@@ -43,10 +40,8 @@ type Deps struct {
 
 // Controller handles interruption messages. Build it with NewController.
 type Controller struct {
-	kube     client.Client
+	handler
 	source   cloudprovider.InterruptionSource
-	clock    clock.Clock
-	recorder events.Recorder
 	interval time.Duration
 	metrics  *collectors
 }
@@ -56,13 +51,12 @@ func NewController(deps Deps) *Controller {
 	if deps.PollInterval == 0 {
 		deps.PollInterval = DefaultPollInterval
 	}
+	metrics := newCollectors(deps.Registerer)
 	return &Controller{
-		kube:     deps.Client,
+		handler:  handler{kube: deps.Client, clock: deps.Clock, recorder: deps.Recorder, disrupted: metrics.disrupted},
 		source:   deps.Source,
-		clock:    deps.Clock,
-		recorder: deps.Recorder,
 		interval: deps.PollInterval,
-		metrics:  newCollectors(deps.Registerer),
+		metrics:  metrics,
 	}
 }
 
@@ -105,8 +99,7 @@ func (c *Controller) handle(ctx context.Context, msg cloudprovider.InterruptionM
 		return err
 	}
 	if nodeClaim != nil {
-		c.recorder.Publish(noticeEvents(msg.Kind, nodeClaim, node)...)
-		if err := c.act(ctx, msg.Kind, nodeClaim, node); err != nil {
+		if err := c.interrupt(ctx, msg.Kind, nodeClaim, node); err != nil {
 			return err
 		}
 	}
@@ -124,58 +117,4 @@ func (c *Controller) delete(ctx context.Context, id string) error {
 	}
 	c.metrics.deleted.Inc()
 	return nil
-}
-
-// act deletes the NodeClaim for the kinds that end the instance; its termination taints and drains the
-// Node while the provisioner replaces it.
-func (c *Controller) act(ctx context.Context, kind cloudprovider.InterruptionKind, nodeClaim *v1.NodeClaim, node *corev1.Node) error {
-	if !replaces(kind) || !nodeClaim.DeletionTimestamp.IsZero() {
-		return nil
-	}
-	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("NodeClaim", klog.KObj(nodeClaim)))
-	if err := c.kube.Delete(ctx, nodeClaim); err != nil {
-		return client.IgnoreNotFound(fmt.Errorf("deleting interrupted nodeclaim, %w", err))
-	}
-	log.FromContext(ctx).Info("deleting nodeclaim on interruption message")
-	c.recorder.Publish(terminatingEvents(nodeClaim, node)...)
-	c.metrics.disrupted.WithLabelValues(string(kind), nodeClaim.Labels[v1.NodePoolLabelKey], nodeClaim.Labels[v1.CapacityTypeLabelKey]).Inc()
-	return nil
-}
-
-// replaces reports whether a message of the kind means the instance must be replaced.
-func replaces(kind cloudprovider.InterruptionKind) bool {
-	switch kind {
-	case cloudprovider.InterruptionSpot, cloudprovider.InterruptionScheduledChange, cloudprovider.InterruptionStopped,
-		cloudprovider.InterruptionTerminated, cloudprovider.InterruptionCapacityReservation:
-		return true
-	}
-	return false
-}
-
-// instance returns the NodeClaim and Node with the provider ID; either may be nil, and both are for an
-// empty provider ID (an instance the provider doesn't know, or a message about none).
-func (c *Controller) instance(ctx context.Context, providerID string) (*v1.NodeClaim, *corev1.Node, error) {
-	if providerID == "" {
-		return nil, nil, nil
-	}
-	nodeClaims := &v1.NodeClaimList{}
-	if err := c.kube.List(ctx, nodeClaims); err != nil {
-		return nil, nil, fmt.Errorf("listing nodeclaims, %w", err)
-	}
-	var nodeClaim *v1.NodeClaim
-	for i := range nodeClaims.Items {
-		if nodeClaims.Items[i].Status.ProviderID == providerID {
-			nodeClaim = &nodeClaims.Items[i]
-		}
-	}
-	nodes := &corev1.NodeList{}
-	if err := c.kube.List(ctx, nodes); err != nil {
-		return nil, nil, fmt.Errorf("listing nodes, %w", err)
-	}
-	for i := range nodes.Items {
-		if nodes.Items[i].Spec.ProviderID == providerID {
-			return nodeClaim, &nodes.Items[i], nil
-		}
-	}
-	return nodeClaim, nil, nil
 }

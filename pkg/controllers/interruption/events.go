@@ -30,6 +30,9 @@ var notices = map[cloudprovider.InterruptionKind]struct{ reason, message string 
 	cloudprovider.InterruptionTerminated:          {ReasonInstanceTerminating, "Instance is terminating"},
 	cloudprovider.InterruptionScheduledChange:     {ReasonInstanceUnhealthy, "An unhealthy warning was triggered for the instance"},
 	cloudprovider.InterruptionCapacityReservation: {ReasonCapacityReservationInterrupted, "Capacity Reservation interruption warning was triggered"},
+	cloudprovider.InterruptionInstanceStatus:      {ReasonInstanceUnhealthy, "An unhealthy warning was triggered for the instance"},
+	cloudprovider.InterruptionSystemStatus:        {ReasonInstanceUnhealthy, "An unhealthy warning was triggered for the instance"},
+	cloudprovider.InterruptionEventStatus:         {ReasonInstanceUnhealthy, "An unhealthy warning was triggered for the instance"},
 }
 
 // noticeEvents say what the message announced, on the NodeClaim and its Node (nil for none).

@@ -19,6 +19,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/catalog"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/instance"
+	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/instancestatus"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/interruptionqueue"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/launchtemplate"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/unavailable"
@@ -28,6 +29,7 @@ import (
 type EC2API interface {
 	launchtemplate.EC2API
 	instance.EC2API
+	instancestatus.EC2API
 }
 
 var _ EC2API = (*ec2.Client)(nil)
@@ -92,6 +94,7 @@ type CloudProvider struct {
 	templates       *launchtemplate.Provider
 	instances       *instance.Provider
 	interruptions   *interruptionqueue.Queue
+	health          *instancestatus.Provider
 	reservations    Reservations
 }
 
@@ -145,6 +148,7 @@ func New(deps Deps) (*CloudProvider, error) {
 		instances: instance.New(instance.Deps{EC2: deps.EC2, ClusterName: deps.ClusterName, Unavailable: deps.Unavailable,
 			BatchIdle: deps.BatchIdle, BatchMax: deps.BatchMax, IsClaimed: recordedBy(deps.Client), Metrics: instanceMetrics}),
 	}
+	c.health = instancestatus.New(deps.EC2, c.instances, deps.Clock)
 	if deps.InterruptionQueue != "" {
 		c.interruptions = interruptionqueue.New(interruptionqueue.Options{SQS: deps.SQS, Name: deps.InterruptionQueue,
 			Instances: c.instances, Unavailable: deps.Unavailable, Reservations: deps.Reservations, Clock: deps.Clock, Wait: deps.InterruptionWait})
@@ -159,6 +163,10 @@ func (c *CloudProvider) InterruptionQueue() cloudprovider.InterruptionSource {
 	}
 	return c.interruptions
 }
+
+// InstanceHealth reports the cluster's instances failing EC2 status checks or with maintenance scheduled
+// (DescribeInstanceStatus), whether or not an interruption queue is configured.
+func (c *CloudProvider) InstanceHealth() cloudprovider.InstanceHealthSource { return c.health }
 
 // recordedBy reports whether a NodeClaim's status holds the provider ID. It reads every NodeClaim, and runs
 // only when a launch finds an untagged instance it could adopt (after a crash).

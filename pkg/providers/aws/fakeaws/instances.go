@@ -45,6 +45,8 @@ type Instance struct {
 	PrivateDNSName     string
 	// CapacityReservationID is the capacity reservation it runs in ("" for none).
 	CapacityReservationID string
+	// Health is what DescribeInstanceStatus reports of it (all checks passing when zero).
+	Health InstanceHealth
 }
 
 type instance struct{ Instance }

@@ -1,0 +1,74 @@
+package e2e_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/localcluster"
+	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/fakeaws"
+)
+
+// TestAWSImpairedInstanceReplacesTheNode runs Lathe with CLOUD_PROVIDER=aws and no interruption queue
+// against the fake AWS: an instance whose system status check has been failing for minutes is found by the
+// minutely DescribeInstanceStatus poll, its NodeClaim deleted and its pod run on a new node.
+func TestAWSImpairedInstanceReplacesTheNode(t *testing.T) {
+	ctx := context.Background()
+	fake, err := localcluster.StartFakeAWS(s.cluster, localcluster.FakeAWSOptions{ClusterName: "e2e"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	defer runLatheOnFakeAWS(t, fake)()
+	if _, err := s.applier.Apply(ctx, []byte(awsPool), nil); err != nil {
+		t.Fatal(err)
+	}
+	defer deletePool(t)
+
+	ns := namespace(t, "impaired-aws")
+	defer cleanUp(t, ns) // while the aws Lathe still runs
+	deployment(t, ns, "impaired-aws", 1, "1", func(spec *corev1.PodSpec) {
+		spec.NodeSelector = map[string]string{v1.NodePoolLabelKey: "aws"}
+	})
+	pods := runningPods(t, ns, "impaired-aws", 1, 3*time.Minute)
+	victim := &corev1.Node{}
+	if err := s.kubeClient.Get(ctx, client.ObjectKey{Name: pods[0].Spec.NodeName}, victim); err != nil {
+		t.Fatal(err)
+	}
+	claim := claimOf(t, "aws", victim.Name)
+	instanceID := victim.Spec.ProviderID[strings.LastIndex(victim.Spec.ProviderID, "/")+1:]
+	if !fake.SetInstanceHealth(instanceID, fakeaws.InstanceHealth{SystemStatus: fakeaws.StatusImpaired, ImpairedSince: time.Now().Add(-5 * time.Minute)}) {
+		t.Fatalf("no instance %s in the fake", instanceID)
+	}
+
+	// The poll runs every minute; allow two.
+	eventually(t, 2*time.Minute+30*time.Second, "the impaired instance's nodeclaim to be gone", func(ctx context.Context) (bool, error) {
+		err := s.kubeClient.Get(ctx, client.ObjectKeyFromObject(claim), &v1.NodeClaim{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+	eventually(t, 2*time.Minute, "the pod running on another node", func(ctx context.Context) (bool, error) {
+		var list corev1.PodList
+		if err := s.kubeClient.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{"app": "impaired-aws"}); err != nil {
+			return false, err
+		}
+		for _, p := range list.Items {
+			if p.Status.Phase == corev1.PodRunning && p.Spec.NodeName != victim.Name && p.DeletionTimestamp.IsZero() {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+
+	if err := s.kubeClient.DeleteAllOf(ctx, &v1.NodeClaim{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "every instance to be terminated", func(context.Context) (bool, error) {
+		return len(liveInstances(fake)) == 0, nil
+	})
+}
