@@ -16,9 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
-	"github.com/lathe-autoscaler/lathe/pkg/controllers/poll"
 	"github.com/lathe-autoscaler/lathe/pkg/events"
 	"github.com/lathe-autoscaler/lathe/pkg/metrics"
+	"github.com/lathe-autoscaler/lathe/pkg/operator/poll"
 )
 
 // DefaultHealthInterval is how often the provider is asked for unhealthy instances (Karpenter's AWS

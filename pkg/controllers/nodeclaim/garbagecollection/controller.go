@@ -15,8 +15,8 @@ import (
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
-	"github.com/lathe-autoscaler/lathe/pkg/controllers/poll"
 	"github.com/lathe-autoscaler/lathe/pkg/metrics"
+	"github.com/lathe-autoscaler/lathe/pkg/operator/poll"
 )
 
 // DefaultInterval is how often the collection runs, as in Karpenter.

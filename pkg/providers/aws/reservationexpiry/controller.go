@@ -19,7 +19,7 @@ import (
 
 	awsv1 "github.com/lathe-autoscaler/lathe/pkg/apis/aws/v1"
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
-	"github.com/lathe-autoscaler/lathe/pkg/controllers/poll"
+	"github.com/lathe-autoscaler/lathe/pkg/operator/poll"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/capacityreservation"
 )
 
