@@ -2,8 +2,6 @@ package e2e_test
 
 import (
 	"context"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -11,7 +9,6 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
@@ -29,7 +26,7 @@ func antiPod(ns, name, cpu, pool, group string) *corev1.Pod {
 }
 
 // plannedNode returns the Node the pod's latest Nominated event named (directly, or through its NodeClaim).
-func plannedNode(t *testing.T, ns, pod string) string {
+func plannedNode(t testing.TB, ns, pod string) string {
 	t.Helper()
 	ctx := context.Background()
 	var events corev1.EventList
@@ -84,176 +81,63 @@ func nominatedByLathe(ns string, stop <-chan struct{}) <-chan bool {
 	return out
 }
 
-// Startup taints of the plan pool that the test takes off itself, so that the kube-scheduler sees the two
-// Nodes become schedulable one after the other, as on a cluster whose instances boot at different speeds.
-const (
-	holdFirst  = "lathe-e2e/first"
-	holdSecond = "lathe-e2e/second"
-)
-
-// planPool is the tutorial pool on c5.large only (1930m allocatable cpu), so that the plan is unique, with
-// the two startup taints.
-func planPool(t *testing.T, name string) {
-	tutorialPool(t, name, func(pool *v1.NodePool) {
-		pool.Spec.Template.Spec.Requirements = append(pool.Spec.Template.Spec.Requirements, v1.NodeSelectorRequirementWithMinValues{
-			Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"c5.large"}})
-		pool.Spec.Template.Spec.StartupTaints = []corev1.Taint{
-			{Key: holdFirst, Effect: corev1.TaintEffectNoSchedule}, {Key: holdSecond, Effect: corev1.TaintEffectNoSchedule}}
-	})
-}
-
-// placement is where the pods of plannedPlacement were planned and where "free" went.
-type placement struct {
-	planned map[string]string // pod → Node its last Nominated event named
-	landed  string            // the Node "free" was bound to
-	hinted  bool              // whether Lathe set a nominatedNodeName on any pod meanwhile
-}
-
-// plannedPlacement makes the plan name, for the pod "free", the node the kube-scheduler would not pick.
-// Four pods in one pass on c5.large nodes: "big" (1200m) and "small" (500m) need a node each (hostname
-// anti-affinity), "filler" (1 cpu) fits only next to small, so "free" (500m) is planned next to big, on
-// node A, and small's node B is full with filler. Both Nodes fit free on their own. The Node B is made
-// schedulable first, and only for free (free tolerates the second startup taint, the others don't), while
-// small and filler are still pending: the kube-scheduler binds free to B unless it knows that small and
-// filler are headed there (their nominatedNodeName holds B's room for them), in which case free waits for
-// A. Then small and filler are let onto B and finally A opens.
-func plannedPlacement(t *testing.T, ns, pool string, hints bool) placement {
+// plannedPlacement creates two pods that need a node each and a small pod that fits next to either, and
+// returns the small pod's Node and the Node Lathe's plan named for it, once all three run; and whether
+// Lathe set a nominatedNodeName on any of them meanwhile.
+func plannedPlacement(t *testing.T, ns, pool string) (landed, planned string, hinted bool) {
 	t.Helper()
 	ctx := context.Background()
 	stop := make(chan struct{})
 	watch := nominatedByLathe(ns, stop)
-	free := barePod(ns, "free", "500m", pool)
-	free.Spec.Tolerations = []corev1.Toleration{{Key: holdSecond, Operator: corev1.TolerationOpExists}}
-	for _, p := range []*corev1.Pod{antiPod(ns, "big", "1200m", pool, "solo"), antiPod(ns, "small", "500m", pool, "solo"),
-		barePod(ns, "filler", "1", pool), free} {
+	for _, p := range []*corev1.Pod{antiPod(ns, "big", "3", pool, "solo"), antiPod(ns, "small", "500m", pool, "solo"), barePod(ns, "free", "500m", pool)} {
 		if err := s.kubeClient.Create(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	names := []string{"big", "small", "filler", "free"}
-	out := placement{planned: map[string]string{}}
-	eventually(t, 3*time.Minute, "every pod planned onto a registered Node", func(ctx context.Context) (bool, error) {
-		for _, name := range names {
-			node := plannedNode(t, ns, name)
-			if node == "" || !registered(ctx, node) {
-				return false, nil
-			}
-			out.planned[name] = node
-		}
-		return true, nil
-	})
-	a, b := out.planned["big"], out.planned["small"]
-	if a == b || out.planned["free"] != a || out.planned["filler"] != b {
-		t.Fatalf("plan %v: want free next to big and filler next to small on another node", out.planned)
-	}
-	if hints {
-		// A scheduling attempt already under way when Lathe writes a hint clears it when it fails, and Lathe
-		// writes it again: wait until the hints have held for a few polls in a row.
-		held := 0
-		eventually(t, time.Minute, "the pods planned onto B to keep Lathe's nominatedNodeName", func(ctx context.Context) (bool, error) {
-			for _, name := range []string{"small", "filler"} {
-				p := &corev1.Pod{}
-				if err := s.kubeClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
-					return false, err
-				}
-				if p.Status.NominatedNodeName != b || provisioning.NominatedNodeNameOwner(p) != provisioning.NominationFieldManager {
-					held = 0
-					return false, nil
-				}
-			}
-			held++
-			return held >= 8, nil
-		})
-	}
-	untaint(t, b, holdFirst)
-	// The kube-scheduler tries free as soon as B opens for it: it is bound (to B), or found B full.
-	freePod := &corev1.Pod{}
-	eventually(t, time.Minute, "free to be bound or found B full", func(ctx context.Context) (bool, error) {
-		if err := s.kubeClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "free"}, freePod); err != nil {
+	var pods corev1.PodList
+	eventually(t, 3*time.Minute, "three running pods", func(ctx context.Context) (bool, error) {
+		if err := s.kubeClient.List(ctx, &pods, client.InNamespace(ns)); err != nil {
 			return false, err
 		}
-		return freePod.Spec.NodeName != "" || strings.Contains(scheduledMessage(freePod), "Insufficient cpu"), nil
-	})
-	if freePod.Spec.NodeName == "" {
-		untaint(t, b, holdSecond)
-		eventually(t, time.Minute, "small and filler bound", func(ctx context.Context) (bool, error) {
-			for _, name := range []string{"small", "filler"} {
-				p := &corev1.Pod{}
-				if err := s.kubeClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, p); err != nil || p.Spec.NodeName == "" {
-					return false, err
-				}
+		running := 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
 			}
-			return true, nil
-		})
-		untaint(t, a, holdFirst, holdSecond)
-		eventually(t, 2*time.Minute, "free to be bound", func(ctx context.Context) (bool, error) {
-			err := s.kubeClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "free"}, freePod)
-			return err == nil && freePod.Spec.NodeName != "", err
-		})
-	}
-	close(stop)
-	out.landed, out.hinted = freePod.Spec.NodeName, <-watch
-	return out
-}
-
-// registered reports whether the Node exists and Lathe has registered it.
-func registered(ctx context.Context, name string) bool {
-	node := &corev1.Node{}
-	return s.kubeClient.Get(ctx, client.ObjectKey{Name: name}, node) == nil && node.Labels[v1.NodeRegisteredLabelKey] == "true"
-}
-
-// scheduledMessage is the message of the pod's PodScheduled condition.
-func scheduledMessage(p *corev1.Pod) string {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodScheduled {
-			return c.Message
 		}
-	}
-	return ""
-}
-
-// untaint removes the taints with these keys from the Node.
-func untaint(t *testing.T, name string, keys ...string) {
-	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		node := &corev1.Node{}
-		if err := s.kubeClient.Get(context.Background(), client.ObjectKey{Name: name}, node); err != nil {
-			return err
-		}
-		node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, func(taint corev1.Taint) bool { return slices.Contains(keys, taint.Key) })
-		return s.kubeClient.Update(context.Background(), node)
+		return running == 3, nil
 	})
-	if err != nil {
-		t.Fatal(err)
+	close(stop)
+	for _, p := range pods.Items {
+		if p.Name == "free" {
+			landed = p.Spec.NodeName
+		}
 	}
+	return landed, plannedNode(t, ns, "free"), <-watch
 }
 
-// Two Nodes fit the pod "free", and Lathe's plan names A, not B, which becomes schedulable first: the pod
-// waits for A, because Lathe told the kube-scheduler where the other pending pods are headed.
+// Two nodes fit the small pod; Lathe's plan names one of them (the fuller one, which the kube-scheduler's
+// least-allocated scoring would not pick): the pod lands there, because Lathe tells the kube-scheduler.
 func TestPodLandsOnItsPlannedNode(t *testing.T) {
 	ns := namespace(t, "planned-node")
-	planPool(t, "planned")
-	got := plannedPlacement(t, ns, "planned", true)
-	if got.landed != got.planned["free"] {
-		t.Fatalf("free landed on %q, plan named %q (plan %v)", got.landed, got.planned["free"], got.planned)
+	tutorialPool(t, "planned", func(*v1.NodePool) {})
+	landed, planned, hinted := plannedPlacement(t, ns, "planned")
+	if planned == "" || landed != planned {
+		t.Fatalf("pod landed on %q, plan named %q", landed, planned)
 	}
-	if !got.hinted {
+	if !hinted {
 		t.Errorf("no pod had a nominatedNodeName set by %s", provisioning.NominationFieldManager)
 	}
 }
 
-// With NOMINATED_NODE_NAME=false Lathe leaves status.nominatedNodeName alone, as before, and the
-// kube-scheduler binds free to the first Node with room, not the planned one.
+// With NOMINATED_NODE_NAME=false Lathe leaves status.nominatedNodeName alone, as before.
 func TestNominatedNodeNameOff(t *testing.T) {
 	ns := namespace(t, "nominate-off")
-	planPool(t, "nominate-off")
+	tutorialPool(t, "nominate-off", func(*v1.NodePool) {})
 	restartLatheWith(t, "NOMINATED_NODE_NAME=false")
-	got := plannedPlacement(t, ns, "nominate-off", false)
-	if got.hinted {
-		t.Errorf("nominatedNodeName set by %s with the setting off", provisioning.NominationFieldManager)
-	}
-	if got.landed == "" || got.landed == got.planned["free"] {
-		t.Errorf("with the setting off free landed on %q, want the unplanned node %q", got.landed, got.planned["small"])
+	landed, _, hinted := plannedPlacement(t, ns, "nominate-off")
+	if landed == "" || hinted {
+		t.Fatalf("with the setting off: pod on %q, nominatedNodeName set by lathe: %v", landed, hinted)
 	}
 }
 
