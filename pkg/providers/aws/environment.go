@@ -24,6 +24,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/instancetype"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/nodeclass"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/pricing"
+	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/reservationdemotion"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/reservationexpiry"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/unavailable"
 )
@@ -117,6 +118,7 @@ func NewFromEnvironment(ctx context.Context, deps EnvironmentDeps) (*CloudProvid
 		nodeclass.NewHashController(deps.Client, caBundle),
 		NewTemplateSweeper(cloud, deps.Clock),
 		reservationexpiry.New(deps.Client, providers.CapacityReservations, deps.Clock),
+		reservationdemotion.New(deps.Client, cloud),
 		runnable{prices},
 	}
 	return cloud, controllers, nil

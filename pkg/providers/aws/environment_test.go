@@ -27,7 +27,7 @@ func TestNewFromEnvironmentUsesTheDefaultChainAndDiscoversTheCluster(t *testing.
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Name() != "aws" || len(controllers) != 5 || fake.Faults().Calls("eks", "DescribeCluster") != 1 || fake.Faults().Calls("ec2", "DescribeSubnets") == 0 {
+	if p.Name() != "aws" || len(controllers) != 6 || fake.Faults().Calls("eks", "DescribeCluster") != 1 || fake.Faults().Calls("ec2", "DescribeSubnets") == 0 {
 		t.Fatalf("provider built without asking the fake: DescribeCluster %d, DescribeSubnets %d",
 			fake.Faults().Calls("eks", "DescribeCluster"), fake.Faults().Calls("ec2", "DescribeSubnets"))
 	}
