@@ -320,6 +320,19 @@ func TestBalancedApprovalPublished(t *testing.T) {
 	createPool(t, balanced)
 	createNode(t, "a", 4, "1")
 	createNode(t, "b", 4, "1")
+	// The scores below assume both nodes: the loop must not decide while cluster state has seen only a.
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		withPods := 0
+		for _, n := range cluster.Snapshot().Nodes {
+			if len(n.Pods) == 1 {
+				withPods++
+			}
+		}
+		return withPods == 2, nil
+	})
+	if err != nil {
+		t.Fatalf("cluster state never held both nodes with their pods: %v", err)
+	}
 	h.reconcileUntil("a ConsolidationApproved event", func(ctx context.Context) (bool, error) {
 		return len(h.recorder.WithReason(disruption.ReasonConsolidationApproved)) > 0, nil
 	})
