@@ -3,6 +3,7 @@ package provisioning
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -44,7 +45,7 @@ func validatePod(pod *corev1.Pod) error {
 		return ErrAvoidsManagedNodes
 	}
 	var errs []error
-	for _, key := range sortedKeys(pod.Spec.NodeSelector) {
+	for _, key := range slices.Sorted(maps.Keys(pod.Spec.NodeSelector)) {
 		errs = append(errs, validateRequirement(key, corev1.NodeSelectorOpIn, []string{pod.Spec.NodeSelector[key]}))
 	}
 	for _, term := range requiredTerms(pod) {
@@ -133,7 +134,7 @@ func validateRequirement(key string, op corev1.NodeSelectorOperator, values []st
 	}
 	switch op {
 	case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt, v1.NodeSelectorOpGte, v1.NodeSelectorOpLte:
-		if n, err := strconv.Atoi(firstOrEmpty(values)); len(values) != 1 || err != nil || n < 0 {
+		if len(values) != 1 || !nonNegativeInteger(values[0]) {
 			errs = append(errs, fmt.Errorf("key %s with operator %s must have a single positive integer value", key, op))
 		}
 	}
@@ -153,18 +154,7 @@ func restrictedForPods(key string) error {
 	return nil
 }
 
-func firstOrEmpty(values []string) string {
-	if len(values) == 0 {
-		return ""
-	}
-	return values[0]
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
+func nonNegativeInteger(value string) bool {
+	n, err := strconv.Atoi(value)
+	return err == nil && n >= 0
 }

@@ -69,6 +69,11 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if err := c.kube.List(ctx, &nodes); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing nodes, %w", err)
 	}
+	nodesByProviderID := map[string][]*corev1.Node{}
+	for i := range nodes.Items {
+		node := &nodes.Items[i]
+		nodesByProviderID[node.Spec.ProviderID] = append(nodesByProviderID[node.Spec.ProviderID], node)
+	}
 	var errs []error
 	for i := range claims.Items {
 		nc := &claims.Items[i]
@@ -78,11 +83,9 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		if reserved(nc.Labels) {
 			errs = append(errs, c.demote(ctx, nc))
 		}
-		for j := range nodes.Items {
-			node := &nodes.Items[j]
+		for _, node := range nodesByProviderID[nc.Status.ProviderID] {
 			// A Node not yet registered has not had the claim's labels synced; the next pass gets it.
-			if node.Spec.ProviderID == nc.Status.ProviderID && node.DeletionTimestamp.IsZero() &&
-				node.Labels[v1.NodeRegisteredLabelKey] == "true" && reserved(node.Labels) {
+			if node.DeletionTimestamp.IsZero() && node.Labels[v1.NodeRegisteredLabelKey] == "true" && reserved(node.Labels) {
 				errs = append(errs, c.demote(ctx, node))
 			}
 		}
