@@ -55,7 +55,11 @@ func run(m *testing.M) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	defer os.RemoveAll(work)
+	if os.Getenv("LATHE_E2E_KEEP_WORK") == "" {
+		defer os.RemoveAll(work)
+	} else {
+		fmt.Fprintln(os.Stderr, "e2e: keeping", work)
+	}
 	if s.logs, err = os.Create(filepath.Join(work, "cluster.log")); err != nil {
 		return 1, err
 	}

@@ -53,6 +53,11 @@ type Controller struct {
 	nominations Nominations
 	changes     <-chan event.GenericEvent
 	clock       clock.Clock
+	// told is the Node each pod's hint last named when Lathe wrote it or saw it in place (see Unhinted).
+	told struct {
+		sync.Mutex
+		node map[types.NamespacedName]string
+	}
 	// memo keeps the last Unhinted count.
 	memo struct {
 		sync.Mutex
@@ -63,7 +68,27 @@ type Controller struct {
 
 // NewController returns the nomination controller.
 func NewController(deps Deps) *Controller {
-	return &Controller{client: deps.Client, nominations: deps.Nominations, changes: deps.Changes, clock: deps.Clock}
+	c := &Controller{client: deps.Client, nominations: deps.Nominations, changes: deps.Changes, clock: deps.Clock}
+	c.told.node = map[types.NamespacedName]string{}
+	return c
+}
+
+// remember records that the pod's hint names node (empty: the pod needs no hint, or is gone).
+func (c *Controller) remember(pod types.NamespacedName, node string) {
+	c.told.Lock()
+	defer c.told.Unlock()
+	if node == "" {
+		delete(c.told.node, pod)
+		return
+	}
+	c.told.node[pod] = node
+}
+
+// toldOf returns the Node the pod's hint last named.
+func (c *Controller) toldOf(pod types.NamespacedName) string {
+	c.told.Lock()
+	defer c.told.Unlock()
+	return c.told.node[pod]
 }
 
 // Name returns the controller's name.
@@ -80,12 +105,21 @@ func (c *Controller) Register(ctx context.Context, mgr manager.Manager) error {
 		b = b.WatchesRawSource(source.Channel(c.changes, &handler.EnqueueRequestForObject{}))
 	}
 	return b.
-		For(&corev1.Pod{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
-			pod, ok := o.(*corev1.Pod)
-			return ok && pod.Spec.NodeName == ""
-		}))).
+		// Pending pods, and the update that binds one and its deletion, so that what Lathe remembers of it
+		// goes with it.
+		For(&corev1.Pod{}, builder.WithPredicates(predicate.Funcs{
+			CreateFunc: func(e event.CreateEvent) bool { return unbound(e.Object) },
+			UpdateFunc: func(e event.UpdateEvent) bool { return unbound(e.ObjectOld) },
+		})).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(c.podsNominatedTo), builder.WithPredicates(predicate.Funcs{
 			UpdateFunc: func(e event.UpdateEvent) bool { return nodeChanged(e.ObjectOld, e.ObjectNew) },
+		})).
+		// A Node can reach the cache before its NodeClaim's provider ID does (a provider that creates the
+		// Node as it launches); then the Node event finds no claim, and the claim's update brings the pods.
+		Watches(&v1.NodeClaim{}, handler.EnqueueRequestsFromMapFunc(c.podsNominatedToClaim), builder.WithPredicates(predicate.Funcs{
+			CreateFunc: func(event.CreateEvent) bool { return false },
+			UpdateFunc: func(e event.UpdateEvent) bool { return claimFound(e.ObjectOld, e.ObjectNew) },
+			DeleteFunc: func(event.DeleteEvent) bool { return false },
 		})).
 		// A new Node's pods must be nominated before the Node sheds its startup taints and the kube-scheduler
 		// spreads pending pods over it: one worker writing 500 pods one after the other is too slow for that.
@@ -99,9 +133,13 @@ func (c *Controller) Register(ctx context.Context, mgr manager.Manager) error {
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	pod := &corev1.Pod{}
 	if err := c.client.Get(ctx, req.NamespacedName, pod); err != nil {
+		if apierrors.IsNotFound(err) {
+			c.remember(req.NamespacedName, "")
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil {
+		c.remember(req.NamespacedName, "")
 		return reconcile.Result{}, nil
 	}
 	if pod.Status.NominatedNodeName != "" && provisioning.NominatedNodeNameOwner(pod) != provisioning.NominationFieldManager {
@@ -112,6 +150,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	if pod.Status.NominatedNodeName == want {
+		c.remember(req.NamespacedName, want)
 		return result, nil
 	}
 	stored := pod.DeepCopy()
@@ -123,6 +162,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("patching nominatedNodeName, %w", err))
 	}
+	c.remember(req.NamespacedName, want)
 	log.FromContext(ctx).V(1).Info("nominated node", "Pod", klog.KObj(pod), "Node", klog.KRef("", want))
 	return result, nil
 }
@@ -203,6 +243,31 @@ func (c *Controller) podsNominatedTo(ctx context.Context, o client.Object) []rec
 	return out
 }
 
+// podsNominatedToClaim maps a NodeClaim to the pending pods nominated to it.
+func (c *Controller) podsNominatedToClaim(_ context.Context, o client.Object) []reconcile.Request {
+	var out []reconcile.Request
+	for _, n := range c.nominations.Nominations() {
+		if n.Target.NodeClaim == o.GetName() {
+			out = append(out, reconcile.Request{NamespacedName: n.Pod})
+		}
+	}
+	return out
+}
+
+// claimFound reports whether a NodeClaim update gave it a provider ID or a Node name, by which its Node is
+// found.
+func claimFound(o, n client.Object) bool {
+	old, ok1 := o.(*v1.NodeClaim)
+	claim, ok2 := n.(*v1.NodeClaim)
+	return ok1 && ok2 && (old.Status.ProviderID != claim.Status.ProviderID || old.Status.NodeName != claim.Status.NodeName)
+}
+
+// unbound reports whether the object is a Pod not bound to a Node.
+func unbound(o client.Object) bool {
+	pod, ok := o.(*corev1.Pod)
+	return ok && pod.Spec.NodeName == ""
+}
+
 // nodeChanged reports whether a Node update may change where pods nominated to it go: its taints, whether it
 // is unschedulable or being deleted.
 func nodeChanged(o, n client.Object) bool {
@@ -220,9 +285,16 @@ func nodeChanged(o, n client.Object) bool {
 const unhintedMemo = 50 * time.Millisecond
 
 // Unhinted counts the pending pods planned onto a Node that Lathe has not registered yet (one registration
-// holds) whose status.nominatedNodeName does not name that Node; a pod whose nominatedNodeName another
-// manager set is not counted, nor one whose NodeClaim has no Node yet. Registration holds new Nodes while
-// it is not zero (lifecycle.Hints).
+// holds) that Lathe has not yet told of that Node: it neither wrote that Node into the pod's
+// status.nominatedNodeName nor saw it there. A pod whose nominatedNodeName another manager set is not
+// counted, nor one whose NodeClaim has no Node yet. Registration holds new Nodes while it is not zero
+// (lifecycle.Hints).
+//
+// A pod told once counts as hinted even while its status says otherwise: each kube-scheduler attempt that
+// fails clears the hint, and Lathe writes it again within moments (Reconcile). While Nodes keep appearing
+// the kube-scheduler retries every pending pod, so some hint is nearly always being rewritten and a count
+// of the hints in place rarely reaches zero; the hold would then end at HoldLimit, Node by Node, instead
+// of opening the held Nodes together once every planned pod has been told where it goes.
 func (c *Controller) Unhinted(ctx context.Context) (int, error) {
 	c.memo.Lock()
 	defer c.memo.Unlock()
@@ -268,7 +340,7 @@ func (c *Controller) Unhinted(ctx context.Context) (int, error) {
 			(pod.Status.NominatedNodeName != "" && provisioning.NominatedNodeNameOwner(pod) != provisioning.NominationFieldManager) {
 			continue
 		}
-		if pod.Status.NominatedNodeName != node {
+		if pod.Status.NominatedNodeName != node && c.toldOf(nom.Pod) != node {
 			n++
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/pod/nomination"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
 	"github.com/lathe-autoscaler/lathe/pkg/state"
@@ -114,7 +115,42 @@ var _ = Describe("Controller", func() {
 		Expect(unhinted()).To(Equal(0), "a NodeClaim without a Node holds nothing")
 		noms[key] = state.Nomination{Pod: key, Target: state.Target{NodeClaim: "default-abc"}, NodeName: "node-1", Until: clk.Now().Add(time.Minute)}
 		Expect(unhinted()).To(Equal(1))
-		reconcileAndGet(ctx)
+		got, _ := reconcileAndGet(ctx)
 		Expect(unhinted()).To(Equal(0))
+
+		By("the kube-scheduler clearing the hint on a failed attempt: the pod was told, Lathe writes it again")
+		stored := got.DeepCopy()
+		got.Status.NominatedNodeName = ""
+		Expect(env.Client.Status().Patch(ctx, got, client.MergeFrom(stored), client.FieldOwner("kube-scheduler"))).To(Succeed())
+		Eventually(func(g Gomega) {
+			cleared := &corev1.Pod{}
+			g.Expect(env.Client.Get(ctx, key, cleared)).To(Succeed())
+			g.Expect(cleared.Status.NominatedNodeName).To(BeEmpty())
+		}).Should(Succeed())
+		Expect(unhinted()).To(Equal(0))
+
+		By("the plan moving to another held Node: not told of that one yet")
+		other := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-2"}}
+		Expect(env.Client.Create(ctx, other)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) { Expect(env.Client.Delete(ctx, other)).To(Succeed()) })
+		noms[key] = state.Nomination{Pod: key, Target: state.Target{NodeClaim: "default-def"}, NodeName: "node-2", Until: clk.Now().Add(time.Minute)}
+		Expect(unhinted()).To(Equal(1))
+		got, _ = reconcileAndGet(ctx)
+		Expect(got.Status.NominatedNodeName).To(Equal("node-2"))
+		Expect(unhinted()).To(Equal(0))
+	})
+
+	It("looks at the pods nominated to a NodeClaim once the claim gets the provider ID its Node is found by", func(ctx context.Context) {
+		// A provider may create the Node before the claim's status records the provider ID: the Node's event
+		// then finds no claim, and only the claim's update can bring the pods.
+		noms[key] = state.Nomination{Pod: key, Target: state.Target{NodeClaim: "default-abc"}}
+		claim := &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "default-abc"}}
+		launched := claim.DeepCopy()
+		launched.Status.ProviderID = "kwok://default-abc"
+		Expect(nomination.ClaimFound(claim, launched)).To(BeTrue())
+		Expect(nomination.ClaimFound(launched, launched.DeepCopy())).To(BeFalse())
+		Expect(c.PodsNominatedToClaim(ctx, launched)).To(ConsistOf(reconcile.Request{NamespacedName: key}))
+		other := &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "default-xyz"}}
+		Expect(c.PodsNominatedToClaim(ctx, other)).To(BeEmpty())
 	})
 })
