@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -81,48 +82,117 @@ func nominatedByLathe(ns string, stop <-chan struct{}) <-chan bool {
 	return out
 }
 
-// plannedPlacement creates two pods that need a node each and a small pod that fits next to either, and
-// returns the small pod's Node and the Node Lathe's plan named for it, once all three run; and whether
-// Lathe set a nominatedNodeName on any of them meanwhile.
-func plannedPlacement(t *testing.T, ns, pool string) (landed, planned string, hinted bool) {
+// steerings numbers the runs of steeredPlacement.
+var steerings int
+
+// Startup taint of the pools of steeredPlacement, which the test takes off each Node itself, so that the
+// Nodes become schedulable in the order it chooses.
+const openTaint = "lathe-e2e/open"
+
+// steeredPlacement returns where the pod "free" was planned and where it landed, in a scenario where two
+// Nodes fit it, the plan names the fuller one, and the kube-scheduler's own scoring (least allocated) prefers
+// the other. On c5.large Nodes (1930m allocatable): "big" (1200m) must run in zone a and "small" (200m) in
+// zone b, and "free" (500m, lower priority) needs big to be running somewhere in the cluster (pod affinity
+// over kubernetes.io/os, which all Nodes share). The plan packs free next to big, on A. B opens first:
+// small is bound there, while free can go nowhere until big runs. Then A opens: the kube-scheduler binds big
+// first (higher priority) and then tries free, which both Nodes now fit; without a hint it picks B, the
+// emptier; with Lathe's hint it tries A first. It also reports whether Lathe set a nominatedNodeName
+// meanwhile.
+func steeredPlacement(t *testing.T, name string, hints bool) (landed, planned string, hinted bool) {
 	t.Helper()
 	ctx := context.Background()
+	// New names for every run (go test -count), so that an earlier run's Nominated events don't mislead.
+	steerings++
+	pool := fmt.Sprintf("%s-%d", name, steerings)
+	ns := namespace(t, pool)
+	low := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "lathe-e2e-low-" + pool}, Value: -10}
+	if err := s.kubeClient.Create(ctx, low); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.kubeClient.Delete(context.Background(), low) })
+	tutorialPool(t, pool, func(p *v1.NodePool) {
+		p.Spec.Template.Spec.Requirements = append(p.Spec.Template.Spec.Requirements,
+			v1.NodeSelectorRequirementWithMinValues{Key: corev1.LabelInstanceTypeStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"c5.large"}},
+			v1.NodeSelectorRequirementWithMinValues{Key: corev1.LabelTopologyZone, Operator: corev1.NodeSelectorOpIn, Values: []string{"us-east-1a", "us-east-1b"}})
+		p.Spec.Template.Spec.StartupTaints = []corev1.Taint{{Key: openTaint, Effect: corev1.TaintEffectNoSchedule}}
+	})
 	stop := make(chan struct{})
 	watch := nominatedByLathe(ns, stop)
-	for _, p := range []*corev1.Pod{antiPod(ns, "big", "3", pool, "solo"), antiPod(ns, "small", "500m", pool, "solo"), barePod(ns, "free", "500m", pool)} {
+	big := barePod(ns, "big", "1200m", pool)
+	big.Labels = map[string]string{"anchor": "yes"}
+	big.Spec.NodeSelector[corev1.LabelTopologyZone] = "us-east-1a"
+	small := barePod(ns, "small", "200m", pool)
+	small.Spec.NodeSelector[corev1.LabelTopologyZone] = "us-east-1b"
+	free := barePod(ns, "free", "500m", pool)
+	free.Spec.PriorityClassName = low.Name
+	free.Spec.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+		TopologyKey: corev1.LabelOSStable, LabelSelector: &metav1.LabelSelector{MatchLabels: big.Labels},
+	}}}}
+	for _, p := range []*corev1.Pod{big, small, free} {
 		if err := s.kubeClient.Create(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var pods corev1.PodList
-	eventually(t, 3*time.Minute, "three running pods", func(ctx context.Context) (bool, error) {
-		if err := s.kubeClient.List(ctx, &pods, client.InNamespace(ns)); err != nil {
-			return false, err
-		}
-		running := 0
-		for _, p := range pods.Items {
-			if p.Status.Phase == corev1.PodRunning {
-				running++
+	plan := map[string]string{}
+	eventually(t, 3*time.Minute, "every pod planned onto a registered Node", func(ctx context.Context) (bool, error) {
+		for _, name := range []string{"big", "small", "free"} {
+			node := plannedNode(t, ns, name)
+			if node == "" || !registered(ctx, node) {
+				return false, nil
 			}
+			plan[name] = node
 		}
-		return running == 3, nil
+		return true, nil
+	})
+	a, b := plan["big"], plan["small"]
+	if a == b || plan["free"] != a {
+		t.Fatalf("plan %v: want free next to big, and small on another Node", plan)
+	}
+	untaint(t, b, openTaint)
+	eventually(t, time.Minute, "small to be bound to B", func(ctx context.Context) (bool, error) {
+		return boundTo(ctx, t, ns, "small") == b, nil
+	})
+	if hints {
+		// Each failed attempt at free clears its hint and Lathe writes it again: wait until it has held for
+		// a few polls in a row.
+		held := 0
+		eventually(t, time.Minute, "free to keep Lathe's nominatedNodeName", func(ctx context.Context) (bool, error) {
+			p := &corev1.Pod{}
+			if err := s.kubeClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "free"}, p); err != nil {
+				return false, err
+			}
+			if p.Status.NominatedNodeName != a || provisioning.NominatedNodeNameOwner(p) != provisioning.NominationFieldManager {
+				held = 0
+				return false, nil
+			}
+			held++
+			return held >= 8, nil
+		})
+	}
+	untaint(t, a, openTaint)
+	eventually(t, time.Minute, "free to be bound", func(ctx context.Context) (bool, error) {
+		landed = boundTo(ctx, t, ns, "free")
+		return landed != "", nil
 	})
 	close(stop)
-	for _, p := range pods.Items {
-		if p.Name == "free" {
-			landed = p.Spec.NodeName
-		}
-	}
-	return landed, plannedNode(t, ns, "free"), <-watch
+	return landed, a, <-watch
 }
 
-// Two nodes fit the small pod; Lathe's plan names one of them (the fuller one, which the kube-scheduler's
-// least-allocated scoring would not pick): the pod lands there, because Lathe tells the kube-scheduler.
+// boundTo returns the Node the pod is bound to, empty while it is pending.
+func boundTo(ctx context.Context, t *testing.T, ns, name string) string {
+	t.Helper()
+	p := &corev1.Pod{}
+	if err := s.kubeClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
+		t.Fatal(err)
+	}
+	return p.Spec.NodeName
+}
+
+// Two nodes fit the pod; Lathe's plan names the fuller one, which the kube-scheduler's least-allocated
+// scoring would not pick: the pod lands there, because Lathe tells the kube-scheduler.
 func TestPodLandsOnItsPlannedNode(t *testing.T) {
-	ns := namespace(t, "planned-node")
-	tutorialPool(t, "planned", func(*v1.NodePool) {})
-	landed, planned, hinted := plannedPlacement(t, ns, "planned")
-	if planned == "" || landed != planned {
+	landed, planned, hinted := steeredPlacement(t, "planned", true)
+	if landed != planned {
 		t.Fatalf("pod landed on %q, plan named %q", landed, planned)
 	}
 	if !hinted {
@@ -130,14 +200,13 @@ func TestPodLandsOnItsPlannedNode(t *testing.T) {
 	}
 }
 
-// With NOMINATED_NODE_NAME=false Lathe leaves status.nominatedNodeName alone, as before.
+// With NOMINATED_NODE_NAME=false Lathe leaves status.nominatedNodeName alone, as before, and the same pod
+// goes where the kube-scheduler's scoring puts it: not on the planned Node.
 func TestNominatedNodeNameOff(t *testing.T) {
-	ns := namespace(t, "nominate-off")
-	tutorialPool(t, "nominate-off", func(*v1.NodePool) {})
 	restartLatheWith(t, "NOMINATED_NODE_NAME=false")
-	landed, _, hinted := plannedPlacement(t, ns, "nominate-off")
-	if landed == "" || hinted {
-		t.Fatalf("with the setting off: pod on %q, nominatedNodeName set by lathe: %v", landed, hinted)
+	landed, planned, hinted := steeredPlacement(t, "nominate-off", false)
+	if landed == "" || landed == planned || hinted {
+		t.Fatalf("with the setting off: pod on %q (planned %q), nominatedNodeName set by lathe: %v", landed, planned, hinted)
 	}
 }
 

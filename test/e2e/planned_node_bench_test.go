@@ -26,7 +26,8 @@ var openings int
 // clears its hint, which requeues small and filler, whose attempts fail on B (still tainted for them) and
 // drop their hold on B's room, and free's next attempt then fits on B (docs/performance.md, plan fidelity).
 // As a test it failed in a CI run on a loaded machine (5 of 5 runs landed on the planned Node on a quiet
-// one, 2026-12-01); TestPodLandsOnItsPlannedNode checks that a planned pod is hinted and lands on its Node.
+// one, 2026-12-01). TestPodLandsOnItsPlannedNode is the test of a hint steering a pod: there the pod
+// cannot be tried while only the other Node is open, so no failed attempt clears the hints that matter.
 //
 //	go test ./test/e2e -run '^$' -bench PodWaitsForItsPlannedNode -benchtime 5x
 func BenchmarkPodWaitsForItsPlannedNode(b *testing.B) {
