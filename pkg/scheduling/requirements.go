@@ -161,15 +161,22 @@ type CompatibilityOptions struct {
 	AllowUndefined map[string]bool
 }
 
-// AllowUndefinedWellKnown allows every well-known label and any extra keys: Karpenter's (zone, instance
-// type, arch, capacity type, ...) and those the AWS provider registers (karpenter.k8s.aws/instance-family,
-// instance-size, instance-cpu, topology.k8s.aws/zone-id, ...). A pod may select on them although a NodePool
-// doesn't mention them; the instance types' values then decide which types remain, as in Karpenter.
-func AllowUndefinedWellKnown(extra ...string) CompatibilityOptions {
-	allowed := v1.WellKnownLabels()
+// WellKnownLabels returns Karpenter's well-known label keys (zone, instance type, arch, capacity type, ...)
+// together with those the AWS provider registers (karpenter.k8s.aws/instance-family, instance-size,
+// instance-cpu, topology.k8s.aws/zone-id, ...). A pod may select on them although a NodePool doesn't mention
+// them; the instance types' values then decide which types remain, as in Karpenter. The result is a new map
+// the caller may modify.
+func WellKnownLabels() map[string]bool {
+	known := v1.WellKnownLabels()
 	for _, k := range awsv1.WellKnownLabels() {
-		allowed[k] = true
+		known[k] = true
 	}
+	return known
+}
+
+// AllowUndefinedWellKnown allows every well-known label (WellKnownLabels) and any extra keys.
+func AllowUndefinedWellKnown(extra ...string) CompatibilityOptions {
+	allowed := WellKnownLabels()
 	for _, k := range extra {
 		allowed[k] = true
 	}

@@ -7,7 +7,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
@@ -17,7 +20,9 @@ import (
 
 // TestAWSImpairedInstanceReplacesTheNode runs Lathe with CLOUD_PROVIDER=aws and no interruption queue
 // against the fake AWS: an instance whose system status check has been failing for minutes is found by the
-// minutely DescribeInstanceStatus poll, its NodeClaim deleted and its pod run on a new node.
+// minutely DescribeInstanceStatus poll, its NodeClaim deleted and its pod run on a new node. The pod is
+// protected by a PodDisruptionBudget with maxUnavailable 0 and the pool has no terminationGracePeriod: a
+// failing status check drains forcefully all the same (the termination timestamp it sets is the deadline).
 func TestAWSImpairedInstanceReplacesTheNode(t *testing.T) {
 	ctx := context.Background()
 	fake, err := localcluster.StartFakeAWS(s.cluster, localcluster.FakeAWSOptions{ClusterName: "e2e"})
@@ -33,6 +38,16 @@ func TestAWSImpairedInstanceReplacesTheNode(t *testing.T) {
 
 	ns := namespace(t, "impaired-aws")
 	defer cleanUp(t, ns) // while the aws Lathe still runs
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "impaired-aws"},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MaxUnavailable: &intstr.IntOrString{IntVal: 0},
+			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": "impaired-aws"}},
+		},
+	}
+	if err := s.kubeClient.Create(ctx, pdb); err != nil {
+		t.Fatal(err)
+	}
 	deployment(t, ns, "impaired-aws", 1, "1", func(spec *corev1.PodSpec) {
 		spec.NodeSelector = map[string]string{v1.NodePoolLabelKey: "aws"}
 	})
@@ -65,6 +80,10 @@ func TestAWSImpairedInstanceReplacesTheNode(t *testing.T) {
 		return false, nil
 	})
 
+	// The budget would hold the replacement's graceful drain below.
+	if err := s.kubeClient.Delete(ctx, pdb); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.kubeClient.DeleteAllOf(ctx, &v1.NodeClaim{}); err != nil {
 		t.Fatal(err)
 	}

@@ -131,3 +131,69 @@ func TestAWSLaunchesIntoACapacityReservation(t *testing.T) {
 		t.Errorf("the reservation has %d slots after termination, want 2", got.Available)
 	}
 }
+
+// TestAWSReservedNodeIsDemotedWhenItsReservationEnds runs Lathe with the AWS provider against the fake AWS:
+// a pod lands on a node in a one-slot reservation, then the reservation expires and EC2 keeps the instance
+// running on-demand (DescribeInstances no longer names the reservation). Within the minutely
+// capacityreservation.capacitytype pass the node's NodeClaim and Node say karpenter.sh/capacity-type
+// on-demand without the reservation labels, and the node keeps running its pod.
+func TestAWSReservedNodeIsDemotedWhenItsReservationEnds(t *testing.T) {
+	ctx := context.Background()
+	fake, err := localcluster.StartFakeAWS(s.cluster, localcluster.FakeAWSOptions{ClusterName: "e2e"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	cr := fake.AddCapacityReservation(fakeaws.CapacityReservation{InstanceType: "m5.large", Zone: "us-east-1a", Total: 1, Available: 1,
+		InstanceMatchCriteria: "targeted", Tags: map[string]string{"purpose": "e2e-reserved"}})
+
+	defer runLatheOnFakeAWS(t, fake)()
+
+	if _, err := s.applier.Apply(ctx, []byte(awsReservedPool), nil); err != nil {
+		t.Fatal(err)
+	}
+	defer deletePool(t)
+
+	ns := namespace(t, "demoted-reserved")
+	defer cleanUp(t, ns)
+	deployment(t, ns, "demoted", 1, "1500m", func(spec *corev1.PodSpec) {
+		spec.NodeSelector = map[string]string{v1.NodePoolLabelKey: "aws"}
+	})
+	pod := runningPods(t, ns, "demoted", 1, 3*time.Minute)[0]
+	claim := claimOf(t, "aws", pod.Spec.NodeName)
+	if claim.Labels[v1.CapacityTypeLabelKey] != v1.CapacityTypeReserved || claim.Labels[awsv1.LabelCapacityReservationID] != cr.ID {
+		t.Fatalf("nodeclaim %s labels %v, want reserved in %s", claim.Name, claim.Labels, cr.ID)
+	}
+
+	moved, err := fake.EndCapacityReservation(cr.ID, "expired")
+	if err != nil || len(moved) != 1 {
+		t.Fatalf("ending the reservation moved %v out of it (%v), want the node's instance", moved, err)
+	}
+	demoted := func(labels map[string]string) bool {
+		return labels[v1.CapacityTypeLabelKey] == v1.CapacityTypeOnDemand && labels[awsv1.LabelCapacityReservationID] == "" &&
+			labels[awsv1.LabelCapacityReservationType] == "" && labels[awsv1.LabelCapacityReservationInterruptible] == ""
+	}
+	// The controller runs every minute; allow two passes and the provider's instance cache.
+	eventually(t, 3*time.Minute, "the nodeclaim and its node to be relabelled on-demand", func(ctx context.Context) (bool, error) {
+		nc := &v1.NodeClaim{}
+		if err := s.kubeClient.Get(ctx, client.ObjectKeyFromObject(claim), nc); err != nil {
+			return false, err
+		}
+		node := &corev1.Node{}
+		if err := s.kubeClient.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, node); err != nil {
+			return false, err
+		}
+		return demoted(nc.Labels) && demoted(node.Labels), nil
+	})
+	live := &corev1.Pod{}
+	if err := s.kubeClient.Get(ctx, client.ObjectKeyFromObject(&pod), live); err != nil || live.Spec.NodeName != pod.Spec.NodeName || live.DeletionTimestamp != nil {
+		t.Errorf("the pod did not stay on its demoted node (%v)", err)
+	}
+
+	if err := s.kubeClient.DeleteAllOf(ctx, &v1.NodeClaim{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "every instance to be terminated", func(context.Context) (bool, error) {
+		return len(liveInstances(fake)) == 0, nil
+	})
+}

@@ -6,11 +6,14 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	awsv1 "github.com/lathe-autoscaler/lathe/pkg/apis/aws/v1"
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 )
 
 // ErrAvoidsManagedNodes is why a pod that requires karpenter.sh/nodepool not to exist (for example the
@@ -100,9 +103,11 @@ var supportedOperators = []corev1.NodeSelectorOperator{corev1.NodeSelectorOpIn, 
 	corev1.NodeSelectorOpExists, corev1.NodeSelectorOpDoesNotExist, corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt,
 	v1.NodeSelectorOpGte, v1.NodeSelectorOpLte}
 
-// knownValues are the values a well-known label can take; an In requirement naming none of them cannot be met.
+// knownValues are the values a well-known label can take; an In requirement naming none of them cannot be
+// met. The AWS provider registers the tenancy values as Karpenter's does.
 var knownValues = map[string][]string{
-	v1.CapacityTypeLabelKey: {v1.CapacityTypeOnDemand, v1.CapacityTypeSpot, v1.CapacityTypeReserved},
+	v1.CapacityTypeLabelKey:    {v1.CapacityTypeOnDemand, v1.CapacityTypeSpot, v1.CapacityTypeReserved},
+	awsv1.LabelInstanceTenancy: {"dedicated", "default"},
 }
 
 // validateRequirement checks one requirement of a pod the way Karpenter checks a requirement: a known
@@ -141,15 +146,34 @@ func validateRequirement(key string, op corev1.NodeSelectorOperator, values []st
 	return errors.Join(errs...)
 }
 
-// restrictedForPods refuses the label keys a pod may not select on: the node's hostname (no node Lathe
-// launches can be given one in advance) and the karpenter.sh domain apart from its well-known labels.
-// Unlike a NodePool template, a pod may select karpenter.sh/nodepool.
+// restrictedPodLabelDomains are the domains (and their subdomains) whose labels a pod may not select on,
+// apart from the well-known ones: Karpenter's karpenter.sh and the AWS provider's karpenter.k8s.aws, which
+// Karpenter's AWS provider adds to the list. Lathe's simulated provider launches from the same EC2NodeClass
+// and catalog, so the same rule holds for it.
+var restrictedPodLabelDomains = []string{v1.Group, awsv1.Group}
+
+// wellKnownForPods are the label keys a pod may always select on (scheduling.WellKnownLabels).
+var wellKnownForPods = scheduling.WellKnownLabels()
+
+// restrictedForPods refuses the label keys a pod may not select on, as Karpenter's provisioner does: the
+// node's hostname (no node Lathe launches can be given one in advance) and the restricted domains apart
+// from their well-known labels. Unlike a NodePool template, a pod may select karpenter.sh/nodepool. The
+// domain of the key must equal a restricted domain or end in "." and one: example-karpenter.sh/x is allowed.
 func restrictedForPods(key string) error {
-	if key == v1.NodePoolLabelKey {
+	if wellKnownForPods[key] {
 		return nil
 	}
-	if restricted, why := v1.IsRestrictedLabel(key); restricted {
-		return fmt.Errorf("using label %s is not allowed as it might interfere with provisioning: %s", key, why)
+	if key == v1.LabelHostname {
+		return fmt.Errorf("using label %s is not allowed as it might interfere with provisioning: the node's name is not known in advance", key)
+	}
+	domain, _, found := strings.Cut(key, "/")
+	if !found {
+		return nil
+	}
+	for _, restricted := range restrictedPodLabelDomains {
+		if domain == restricted || strings.HasSuffix(domain, "."+restricted) {
+			return fmt.Errorf("using label %s is not allowed as it might interfere with provisioning: label domain %q is restricted apart from its well-known labels", key, restricted)
+		}
 	}
 	return nil
 }

@@ -7,8 +7,10 @@
 // Each pass of Reconcile goes through these steps and stops at the first one that has to wait:
 //
 //  1. Delete the Node's NodeClaim, so that the claim never outlives its Node.
-//  2. Read the termination deadline: the NodeClaim's deletion timestamp + its terminationGracePeriod, kept
-//     in its karpenter.sh/nodeclaim-termination-timestamp annotation. The NodeClaim termination package
+//  2. Read the termination deadline from the NodeClaim's karpenter.sh/nodeclaim-termination-timestamp
+//     annotation: set to "now" by node repair or a failing instance status check (with or without a
+//     terminationGracePeriod), else recorded as the deletion timestamp + terminationGracePeriod when the
+//     claim has one. Without either there is no deadline. The NodeClaim termination package
 //     owns that rule (Deadline) and the instance termination of step 7 (Instances.Terminate); this
 //     controller calls both.
 //  3. Taint the Node karpenter.sh/disrupted:NoSchedule so nothing new lands on it.

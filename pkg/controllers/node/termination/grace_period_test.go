@@ -113,4 +113,21 @@ var _ = Describe("Termination grace period", func() {
 		Expect(f.reconcile(node)).To(BeZero())
 		Expect(get(ctx, node)).To(BeFalse())
 	})
+
+	It("force-drains a repaired node whose NodeClaim has no terminationGracePeriod", func(ctx context.Context) {
+		// Node repair (and a failing instance status check) stamps the termination timestamp "now" on a
+		// NodeClaim whose NodePool may have no terminationGracePeriod; the PDB mustn't hold the drain.
+		nodeClaim, node := f.launch(func(nc *v1.NodeClaim) {
+			nc.Annotations = map[string]string{v1.NodeClaimTerminationTimestampAnnotationKey: f.clock.Now().Format(time.RFC3339)}
+		})
+		pod := f.pod(node)
+		f.blockingPDB()
+		Expect(env.Client.Delete(ctx, nodeClaim)).To(Succeed())
+		f.deleteNode(node)
+
+		f.reconcile(node)
+		Expect(get(ctx, pod)).To(BeFalse(), "deleted with no grace period despite the PDB")
+		Expect(condition(ctx, nodeClaim, v1.ConditionTypeDrained)).To(Equal(metav1.ConditionTrue))
+		Expect(f.recorder.WithReason(termination.ReasonDisrupted)).To(HaveLen(1))
+	})
 })

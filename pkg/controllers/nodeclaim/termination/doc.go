@@ -5,7 +5,9 @@
 // # Flow
 //
 //  1. Record the termination deadline (deletion timestamp + spec.terminationGracePeriod) in the
-//     karpenter.sh/nodeclaim-termination-timestamp annotation, when the claim has a grace period.
+//     karpenter.sh/nodeclaim-termination-timestamp annotation, when the claim has a grace period and no
+//     such annotation yet. An annotation already there (node repair, failing status checks) is kept and
+//     bounds the drain even without a grace period.
 //  2. Delete the claim's Node(s), found by status.providerID (or status.nodeName), and wait until they are
 //     gone: the Node termination controller drains them and terminates the instance.
 //  3. Call CloudProvider.Delete until it reports the instance gone (NodeClaimNotFound), also for a claim

@@ -25,11 +25,15 @@ const InstancePollInterval = 5 * time.Second
 // reasonInstanceTerminating is the reason of the InstanceTerminating condition.
 const reasonInstanceTerminating = "InstanceTerminating"
 
-// Deadline returns when every pod must have left the claim's Node: the claim's deletion timestamp plus its
-// spec.terminationGracePeriod, or nil when it has none or is not being deleted. The first call records it
-// in the karpenter.sh/nodeclaim-termination-timestamp annotation; later calls (and restarts) read it back.
+// Deadline returns when every pod must have left the claim's Node, or nil when nothing bounds the drain.
+// The karpenter.sh/nodeclaim-termination-timestamp annotation decides whenever it is present, whoever set
+// it: node repair and failing instance status checks set it to "now" to force the drain, also on claims
+// whose NodePool has no terminationGracePeriod. Without the annotation, a claim that is being deleted and
+// has a spec.terminationGracePeriod gets its deletion timestamp plus that period, recorded in the
+// annotation so that later calls (and restarts) read it back. The record is written with an optimistic
+// lock: a writer that stamped the annotation in the meantime wins, and the caller sees a conflict.
 func Deadline(ctx context.Context, kube client.Client, nodeClaim *v1.NodeClaim) (*time.Time, error) {
-	if nodeClaim == nil || nodeClaim.Spec.TerminationGracePeriod == nil || nodeClaim.DeletionTimestamp.IsZero() {
+	if nodeClaim == nil {
 		return nil, nil
 	}
 	if value, ok := nodeClaim.Annotations[v1.NodeClaimTerminationTimestampAnnotationKey]; ok {
@@ -38,13 +42,16 @@ func Deadline(ctx context.Context, kube client.Client, nodeClaim *v1.NodeClaim) 
 		}
 		log.FromContext(ctx).Info("ignoring unparsable termination timestamp annotation", "value", value)
 	}
+	if nodeClaim.Spec.TerminationGracePeriod == nil || nodeClaim.DeletionTimestamp.IsZero() {
+		return nil, nil
+	}
 	deadline := nodeClaim.DeletionTimestamp.Add(nodeClaim.Spec.TerminationGracePeriod.Duration)
 	stored := nodeClaim.DeepCopy()
 	if nodeClaim.Annotations == nil {
 		nodeClaim.Annotations = map[string]string{}
 	}
 	nodeClaim.Annotations[v1.NodeClaimTerminationTimestampAnnotationKey] = deadline.Format(time.RFC3339)
-	if err := kube.Patch(ctx, nodeClaim, client.MergeFrom(stored)); err != nil {
+	if err := kube.Patch(ctx, nodeClaim, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
 		return nil, client.IgnoreNotFound(fmt.Errorf("annotating nodeclaim with its termination timestamp, %w", err))
 	}
 	return &deadline, nil

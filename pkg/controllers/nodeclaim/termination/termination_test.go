@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -112,6 +113,70 @@ var _ = Describe("NodeClaim termination", func() {
 		Expect(get(ctx, nodeClaim)).To(BeTrue())
 		Expect(nodeClaim.Annotations).To(HaveKeyWithValue(v1.NodeClaimTerminationTimestampAnnotationKey,
 			nodeClaim.DeletionTimestamp.Add(time.Hour).Format(time.RFC3339)))
+	})
+})
+
+var _ = Describe("Deadline", func() {
+	var f *fixture
+
+	BeforeEach(func() {
+		f = newFixture()
+	})
+
+	// stamp sets the termination timestamp annotation, as node repair and failing status checks do.
+	stamp := func(ctx context.Context, nodeClaim *v1.NodeClaim, at time.Time) {
+		stored := nodeClaim.DeepCopy()
+		nodeClaim.Annotations = map[string]string{v1.NodeClaimTerminationTimestampAnnotationKey: at.Format(time.RFC3339)}
+		Expect(env.Client.Patch(ctx, nodeClaim, client.MergeFrom(stored))).To(Succeed())
+	}
+
+	It("honours a termination timestamp on a NodeClaim without a terminationGracePeriod", func(ctx context.Context) {
+		nodeClaim, _ := f.launch()
+		stamp(ctx, nodeClaim, f.clock.Now())
+		Expect(env.Client.Delete(ctx, nodeClaim)).To(Succeed())
+		Expect(get(ctx, nodeClaim)).To(BeTrue())
+		deadline, err := termination.Deadline(ctx, env.Client, nodeClaim)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(deadline).To(HaveValue(BeTemporally("==", f.clock.Now())))
+	})
+
+	It("keeps an earlier termination timestamp over the terminationGracePeriod", func(ctx context.Context) {
+		nodeClaim, _ := f.launch(func(nc *v1.NodeClaim) {
+			nc.Spec.TerminationGracePeriod = &metav1.Duration{Duration: time.Hour}
+		})
+		stamp(ctx, nodeClaim, f.clock.Now())
+		Expect(env.Client.Delete(ctx, nodeClaim)).To(Succeed())
+		Expect(get(ctx, nodeClaim)).To(BeTrue())
+		deadline, err := termination.Deadline(ctx, env.Client, nodeClaim)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(deadline).To(HaveValue(BeTemporally("==", f.clock.Now())))
+		Expect(get(ctx, nodeClaim)).To(BeTrue())
+		Expect(nodeClaim.Annotations).To(HaveKeyWithValue(v1.NodeClaimTerminationTimestampAnnotationKey, f.clock.Now().Format(time.RFC3339)))
+	})
+
+	It("has no deadline for a NodeClaim without a terminationGracePeriod or termination timestamp", func(ctx context.Context) {
+		nodeClaim, _ := f.launch()
+		Expect(env.Client.Delete(ctx, nodeClaim)).To(Succeed())
+		Expect(get(ctx, nodeClaim)).To(BeTrue())
+		deadline, err := termination.Deadline(ctx, env.Client, nodeClaim)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(deadline).To(BeNil())
+		Expect(get(ctx, nodeClaim)).To(BeTrue())
+		Expect(nodeClaim.Annotations).NotTo(HaveKey(v1.NodeClaimTerminationTimestampAnnotationKey))
+	})
+
+	It("doesn't overwrite a termination timestamp stamped since the NodeClaim was read", func(ctx context.Context) {
+		nodeClaim, _ := f.launch(func(nc *v1.NodeClaim) {
+			nc.Spec.TerminationGracePeriod = &metav1.Duration{Duration: time.Hour}
+		})
+		Expect(env.Client.Delete(ctx, nodeClaim)).To(Succeed())
+		Expect(get(ctx, nodeClaim)).To(BeTrue())
+		stale := nodeClaim.DeepCopy()
+		stamp(ctx, nodeClaim, f.clock.Now()) // node repair, between the read and the record
+		_, err := termination.Deadline(ctx, env.Client, stale)
+		Expect(apierrors.IsConflict(err)).To(BeTrue(), "got %v", err)
+		Expect(get(ctx, nodeClaim)).To(BeTrue())
+		Expect(nodeClaim.Annotations).To(HaveKeyWithValue(v1.NodeClaimTerminationTimestampAnnotationKey, f.clock.Now().Format(time.RFC3339)))
 	})
 })
 

@@ -141,3 +141,46 @@ func TestDescribeCapacityReservationsThroughTheSDK(t *testing.T) {
 		t.Fatalf("reservation = %+v", cr)
 	}
 }
+
+// TestEndedCapacityReservationLeavesItsInstancesOnDemand: once a default reservation expires, its running
+// instances are described without it (and keep running), the reservation as expired with no slots; an
+// instance already terminated is left as it was, and a capacity block can't be ended this way.
+func TestEndedCapacityReservationLeavesItsInstancesOnDemand(t *testing.T) {
+	r := start(t)
+	cr := r.AddCapacityReservation(CapacityReservation{InstanceType: "m5.large", Zone: "us-east-1a", Total: 3, Available: 1})
+	running := r.RunInstance(Instance{InstanceType: "m5.large", Zone: "us-east-1a", CapacityType: "on-demand", CapacityReservationID: cr.ID})
+	gone := r.RunInstance(Instance{InstanceType: "m5.large", Zone: "us-east-1a", CapacityType: "on-demand", CapacityReservationID: cr.ID, State: StateTerminated})
+
+	moved, err := r.EndCapacityReservation(cr.ID, "expired")
+	if err != nil || len(moved) != 1 || moved[0] != running.ID {
+		t.Fatalf("EndCapacityReservation = %v, %v; want [%s]", moved, err, running.ID)
+	}
+	client := ec2.NewFromConfig(r.AWSConfig())
+	out, err := client.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{InstanceIds: []string{running.ID, gone.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	described := map[string]ec2types.Instance{}
+	for _, res := range out.Reservations {
+		for _, in := range res.Instances {
+			described[aws.ToString(in.InstanceId)] = in
+		}
+	}
+	if in := described[running.ID]; in.CapacityReservationId != nil || in.State == nil || in.State.Name != ec2types.InstanceStateNameRunning {
+		t.Errorf("instance of the ended reservation: reservation %v, state %+v; want none, running", aws.ToString(in.CapacityReservationId), in.State)
+	}
+	if in := described[gone.ID]; aws.ToString(in.CapacityReservationId) != cr.ID {
+		t.Errorf("terminated instance: reservation %q, want %s as before", aws.ToString(in.CapacityReservationId), cr.ID)
+	}
+	if got, _ := r.CapacityReservation(cr.ID); got.State != "expired" || got.Available != 0 {
+		t.Errorf("reservation state %s with %d slots, want expired with 0", got.State, got.Available)
+	}
+
+	block := r.AddCapacityReservation(CapacityReservation{InstanceType: "p5.48xlarge", Zone: "us-east-1a", Total: 1, ReservationType: "capacity-block"})
+	if _, err := r.EndCapacityReservation(block.ID, "expired"); err == nil {
+		t.Error("ended a capacity block")
+	}
+	if _, err := r.EndCapacityReservation(cr.ID, "active"); err == nil {
+		t.Error("ended a reservation as active")
+	}
+}

@@ -1,6 +1,9 @@
 package fakeaws
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // templateReservation is what a launch template says about capacity reservations.
 type templateReservation struct {
@@ -84,4 +87,38 @@ func (s *Server) CapacityReservation(id string) (CapacityReservation, bool) {
 		}
 	})
 	return out, ok
+}
+
+// EndCapacityReservation ends a reservation of type default as EC2 does when it expires or is cancelled
+// (state "expired" or "cancelled"): it has no slots any more, and the instances running in it carry on as
+// on-demand instances, DescribeInstances no longer naming the reservation. It returns those instances' IDs.
+// (EC2 reclaims the instances of a capacity block instead, which this does not model: refused.)
+func (s *Server) EndCapacityReservation(id, ended string) ([]string, error) {
+	if ended != "expired" && ended != "cancelled" {
+		return nil, fmt.Errorf("a reservation ends expired or cancelled, not %q", ended)
+	}
+	var (
+		moved []string
+		err   error
+	)
+	s.withState(func(st *state) {
+		cr, ok := st.network.capacityReservations[id]
+		switch {
+		case !ok:
+			err = fmt.Errorf("no capacity reservation %s", id)
+			return
+		case cr.ReservationType == "capacity-block":
+			err = fmt.Errorf("capacity reservation %s is a capacity block, whose instances EC2 reclaims", id)
+			return
+		}
+		cr.State, cr.Available = ended, 0
+		for _, in := range st.instances.byID {
+			if in.CapacityReservationID == id && (in.State == StatePending || in.State == StateRunning) {
+				in.CapacityReservationID = ""
+				moved = append(moved, in.ID)
+			}
+		}
+	})
+	slices.Sort(moved)
+	return moved, err
 }
