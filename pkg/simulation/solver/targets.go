@@ -114,13 +114,18 @@ func fitTypeBelow(types []pricedType, from int, used, extra vec, limit float64) 
 		return -1
 	}
 	if l := types[0].list; l != nil && l.n == len(types) {
-		if positions := l.scarcest(used, extra); positions != nil {
-			for _, i := range positions[sort.SearchInts(positions, from):] {
-				if types[i].price >= limit {
-					return -1
-				}
-				if used.fitsWith(extra, types[i].alloc) {
-					return i
+		if o := l.scarcest(used, extra); o != nil {
+			// Only the types before end cost less than limit.
+			end := len(o.prices)
+			if limit <= o.prices[end-1] {
+				end = sort.SearchFloat64s(o.prices, limit)
+			}
+			if end == 0 || !used.fitsWith(extra, o.maxAllocUpTo(end-1)) {
+				return -1
+			}
+			for k := sort.SearchInts(o.positions, from); k < end; k++ {
+				if used.fitsWith(extra, o.alloc(k)) {
+					return o.positions[k]
 				}
 			}
 			return -1
