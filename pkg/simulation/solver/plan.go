@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 )
 
@@ -79,7 +80,8 @@ func (r *run) claimPlan(c *target) NodeClaimPlan {
 	// break minValues, those types are kept (the cheapest type, which is what limits count, always fits).
 	zero := make(vec, len(dims.names))
 	var fitting []pricedType
-	withinLimits := make([]pricedType, 0, r.prep.opts.MaxInstanceTypes)
+	withinLimits := r.planTypes[:0] // read only here (a run plans one claim at a time)
+	defer func() { r.planTypes = withinLimits[:0] }()
 	for i := fitNewType(c.types, c.cur, c.used, zero); i >= 0; i = fitNewType(c.types, i+1, c.used, zero) {
 		t := c.types[i]
 		if c.hasMinValues {
@@ -114,6 +116,9 @@ func (r *run) claimPlan(c *target) NodeClaimPlan {
 	nc := NodeClaimPlan{Name: c.name, NodePool: c.pool.name, PricePerHour: c.price(), Sequences: slices.Clone(c.seqs),
 		Requests: dims.list(requests), DaemonSetOverhead: dims.list(daemons), Taints: c.taints, MinValuesRelaxed: c.minValuesRelaxed}
 	var names []string
+	if len(fitting) > 0 { // sized once; nil when no type fits, as before
+		names, nc.InstanceTypes = make([]string, 0, len(fitting)), make([]*cloudprovider.InstanceType, 0, len(fitting))
+	}
 	for _, t := range fitting {
 		nc.InstanceTypes = append(nc.InstanceTypes, t.it)
 		names = append(names, t.it.Name)
