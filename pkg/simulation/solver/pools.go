@@ -64,10 +64,14 @@ type offeredTypes struct {
 	// allocs holds the allocatable of the type at positions[k] in allocs[k*dims : (k+1)*dims], and
 	// prefixMax, in the same layout, the largest allocatable per resource of the types up to k: a
 	// search capped by price gives up at once when even the largest of the types below the cap can't
-	// hold the request.
-	allocs, prefixMax []int64
-	dims              int
+	// hold the request. blockMax holds, per block of offeredBlock consecutive types, their largest
+	// allocatable per resource, so that a search passes a block that can't hold the request at once.
+	allocs, prefixMax, blockMax []int64
+	dims                        int
 }
+
+// offeredBlock is the number of consecutive offering types one blockMax entry covers.
+const offeredBlock = 8
 
 // alloc is the allocatable of the k-th offering type.
 func (o *offeredTypes) alloc(k int) vec { return o.allocs[k*o.dims : (k+1)*o.dims : (k+1)*o.dims] }
@@ -75,6 +79,12 @@ func (o *offeredTypes) alloc(k int) vec { return o.allocs[k*o.dims : (k+1)*o.dim
 // maxAllocUpTo is the largest allocatable, per resource, of the offering types 0 … k.
 func (o *offeredTypes) maxAllocUpTo(k int) vec {
 	return o.prefixMax[k*o.dims : (k+1)*o.dims : (k+1)*o.dims]
+}
+
+// maxAllocOfBlock is the largest allocatable, per resource, of the offering types in k's block.
+func (o *offeredTypes) maxAllocOfBlock(k int) vec {
+	b := k / offeredBlock
+	return o.blockMax[b*o.dims : (b+1)*o.dims : (b+1)*o.dims]
 }
 
 // newOfferedTypes gathers the types of list at positions.
@@ -88,6 +98,17 @@ func newOfferedTypes(types []pricedType, positions []int) *offeredTypes {
 	o.prefixMax = slices.Clone(o.allocs)
 	for k := dims; k < len(o.prefixMax); k++ {
 		o.prefixMax[k] = max(o.prefixMax[k], o.prefixMax[k-dims])
+	}
+	o.blockMax = make([]int64, (len(positions)+offeredBlock-1)/offeredBlock*dims)
+	for k := range positions {
+		block := o.maxAllocOfBlock(k)
+		if k%offeredBlock == 0 {
+			copy(block, o.alloc(k))
+			continue
+		}
+		for d, a := range o.alloc(k) {
+			block[d] = max(block[d], a)
+		}
 	}
 	return o
 }

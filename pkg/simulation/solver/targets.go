@@ -123,7 +123,12 @@ func fitTypeBelow(types []pricedType, from int, used, extra vec, limit float64) 
 			if end == 0 || !used.fitsWith(extra, o.maxAllocUpTo(end-1)) {
 				return -1
 			}
-			for k := sort.SearchInts(o.positions, from); k < end; k++ {
+			start := sort.SearchInts(o.positions, from)
+			for k := start; k < end; k++ {
+				if (k == start || k%offeredBlock == 0) && !used.fitsWith(extra, o.maxAllocOfBlock(k)) {
+					k = (k/offeredBlock+1)*offeredBlock - 1 // on to the next block
+					continue
+				}
 				if used.fitsWith(extra, o.alloc(k)) {
 					return o.positions[k]
 				}
