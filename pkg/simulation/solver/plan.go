@@ -64,7 +64,7 @@ func (r *run) outcome() outcome {
 		}
 		price := c.price()
 		if i := fitNewType(c.types, c.cur, c.used, zero); i >= 0 {
-			if cheapest, ok := c.types[i].it.Offerings.Available().Compatible(c.reqs).Cheapest(); ok {
+			if cheapest, ok := c.types[i].it.Offerings.CheapestCompatible(c.reqs); ok {
 				price = cheapest.Price
 			}
 		}
@@ -128,7 +128,7 @@ func (r *run) claimPlan(c *target) NodeClaimPlan {
 	reqs.Add(r.instanceTypeRequirement(names))
 	nc.Requirements = reqs.NodeSelectorRequirements()
 	if len(fitting) > 0 {
-		if o, ok := fitting[0].it.Offerings.Available().Compatible(c.reqs).Cheapest(); ok {
+		if o, ok := fitting[0].it.Offerings.CheapestCompatible(c.reqs); ok {
 			nc.Zone, nc.CapacityType, nc.PricePerHour = o.Zone, o.CapacityType, o.Price
 		}
 	}
