@@ -248,8 +248,12 @@ func ec2Labels(rec *Shape, region string) []ec2Label {
 func ec2Requirements(labels []ec2Label) scheduling.Requirements {
 	// Sized for every label, the absent ones and the two offering requirements, so the map never grows.
 	reqs := make(scheduling.Requirements, len(labels)+len(optionalEC2Labels)+2)
-	for _, l := range labels {
-		reqs.Add(scheduling.MustRequirement(l.key, corev1.NodeSelectorOpIn, l.value))
+	// The keys are Karpenter's and AWS's label names, already normalised; the values share one backing
+	// array (TestEC2RequirementsAsNewRequirement).
+	values := make([]string, len(labels))
+	for i, l := range labels {
+		values[i] = l.value
+		reqs.Add(scheduling.NewSortedIn(l.key, values[i:i+1:i+1]))
 	}
 	for i, k := range optionalEC2Labels {
 		if _, ok := reqs[k]; !ok {

@@ -11,6 +11,10 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 )
 
 var update = flag.Bool("update", false, "rewrite "+ec2RecordsFile+" from "+ec2RecordsSource)
@@ -145,4 +149,24 @@ func renderEC2Records(recs []Shape) ([]byte, error) {
 	}
 	out.WriteString(")\n")
 	return format.Source(out.Bytes())
+}
+
+// TestEC2RequirementsAsNewRequirement: the requirements ec2Requirements builds for every record are those
+// the general constructor gives for the same labels (its keys normalised, its values copied and sorted).
+func TestEC2RequirementsAsNewRequirement(t *testing.T) {
+	for i := range ec2Records {
+		labels := ec2Labels(&ec2Records[i], "us-east-1")
+		want := scheduling.Requirements{}
+		for _, l := range labels {
+			want.Add(scheduling.MustRequirement(l.key, corev1.NodeSelectorOpIn, l.value))
+		}
+		for _, r := range absentEC2Labels {
+			if _, ok := want[r.Key]; !ok {
+				want.Add(r)
+			}
+		}
+		if got := ec2Requirements(labels); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: ec2Requirements gives\n%v\nthe general constructor\n%v", ec2Records[i].Name, got, want)
+		}
+	}
 }

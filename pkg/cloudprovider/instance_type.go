@@ -192,6 +192,20 @@ func (ofs Offerings) Cheapest() (Offering, bool) {
 	return slices.MinFunc(ofs, compareOfferings), true
 }
 
+// CheapestCompatible is Available().Compatible(requirements).Cheapest() without building the two lists
+// (the solver asks it for every NodeClaim of every plan it compares).
+func (ofs Offerings) CheapestCompatible(requirements scheduling.Requirements) (Offering, bool) {
+	var best Offering
+	found := false
+	for _, o := range ofs {
+		// Strictly cheaper only: the first of equally cheap offerings wins, as in Cheapest.
+		if o.Available && o.IsCompatible(requirements) && (!found || compareOfferings(o, best) < 0) {
+			best, found = o, true
+		}
+	}
+	return best, found
+}
+
 // CheapestPrice is the price of the cheapest offering, or +Inf for an empty list.
 func (ofs Offerings) CheapestPrice() float64 {
 	if o, ok := ofs.Cheapest(); ok {

@@ -3,6 +3,8 @@ package cloudprovider_test
 import (
 	"errors"
 	"fmt"
+	"math/rand"
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -56,6 +58,40 @@ func TestOfferings(t *testing.T) {
 	}
 	if _, ok := cloudprovider.Offerings(nil).Cheapest(); ok {
 		t.Errorf("empty list has a cheapest offering")
+	}
+}
+
+// TestCheapestCompatible: CheapestCompatible picks what filtering the available, compatible offerings and
+// taking the cheapest picks, equal prices, zones and reservations included.
+func TestCheapestCompatible(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	pick := func(values ...string) string { return values[rng.Intn(len(values))] }
+	for round := range 2000 {
+		var ofs cloudprovider.Offerings
+		for k := range rng.Intn(7) {
+			// Capacity tells apart offerings the order ranks equal, so the test sees which one is picked.
+			o := cloudprovider.Offering{Zone: pick("a", "b"), CapacityType: pick(v1.CapacityTypeOnDemand, v1.CapacityTypeSpot, v1.CapacityTypeReserved),
+				Price: float64(rng.Intn(2)), Available: rng.Intn(4) > 0, Reservation: &cloudprovider.Reservation{Capacity: k}}
+			if rng.Intn(4) == 0 {
+				o.Reservation = &cloudprovider.Reservation{ID: pick("r1", "r2"), Capacity: k, Labels: map[string]string{"reservation": pick("r1", "r2")}}
+			}
+			ofs = append(ofs, o)
+		}
+		reqs := scheduling.Requirements{}
+		if rng.Intn(2) == 0 {
+			reqs.Add(scheduling.MustRequirement(v1.LabelTopologyZone, corev1.NodeSelectorOpIn, pick("a", "b"), pick("b", "c")))
+		}
+		if rng.Intn(2) == 0 {
+			reqs.Add(scheduling.MustRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpNotIn, pick(v1.CapacityTypeSpot, v1.CapacityTypeReserved)))
+		}
+		if rng.Intn(3) == 0 {
+			reqs.Add(scheduling.MustRequirement("reservation", corev1.NodeSelectorOpIn, pick("r1", "r2")))
+		}
+		want, wantOK := ofs.Available().Compatible(reqs).Cheapest()
+		got, gotOK := ofs.CheapestCompatible(reqs)
+		if gotOK != wantOK || !reflect.DeepEqual(got, want) {
+			t.Fatalf("round %d: offerings %+v, requirements %v: CheapestCompatible = %+v, %v; the filters give %+v, %v", round, ofs, reqs, got, gotOK, want, wantOK)
+		}
 	}
 }
 

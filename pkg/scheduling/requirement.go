@@ -73,6 +73,13 @@ func NewRequirement(key string, operator corev1.NodeSelectorOperator, values ...
 	return r.normalised(), nil
 }
 
+// NewSortedIn is NewRequirement(key, In, values...) for a key already normalised (as NormalizeLabelKey
+// returns it) and values already sorted and unique, which it keeps without copying: the caller must not
+// change them afterwards. Catalogs build tens of thousands of these.
+func NewSortedIn(key string, values []string) Requirement {
+	return Requirement{Key: key, values: values}
+}
+
 // MustRequirement is NewRequirement for values known to be valid (constants and tests). It panics on error.
 func MustRequirement(key string, operator corev1.NodeSelectorOperator, values ...string) Requirement {
 	r, err := NewRequirement(key, operator, values...)

@@ -12,6 +12,7 @@ import (
 // or -h, 2 for bad arguments, 1 for any other failure (the message goes to stderr). Both binaries that offer
 // the command call it: `lathe simulate` and the lean `lathe-simulate`.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	deferFirstCollection()
 	err := Run(context.Background(), args, stdin, stdout, stderr)
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):

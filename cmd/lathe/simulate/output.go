@@ -58,13 +58,13 @@ func writeJSON(w io.Writer, plan *solver.Plan) error {
 		}
 		out.Unschedulable = append(out.Unschedulable, j)
 	}
-	// What an indenting json.Encoder writes; MarshalIndent sizes its buffer once (the plan of 1,000 pods is
-	// 0.7 MB), where the Encoder grows it step by step.
-	data, err := json.MarshalIndent(out, "", "  ")
+	// What an indenting json.Encoder writes (json.MarshalIndent and a newline), sized once: the plan of
+	// 1,000 pods is 0.7 MB. indentCompact lays it out faster than the encoding/json indenter.
+	data, err := json.Marshal(out)
 	if err != nil {
 		return fmt.Errorf("writing json, %w", err)
 	}
-	if _, err := w.Write(append(data, '\n')); err != nil {
+	if _, err := w.Write(append(indentCompact(make([]byte, 0, 2*len(data)), data), '\n')); err != nil {
 		return fmt.Errorf("writing json, %w", err)
 	}
 	return nil

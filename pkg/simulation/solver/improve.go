@@ -44,6 +44,14 @@ func swapSignature(p *podInfo) string {
 	return b.String()
 }
 
+// swapClass is the pod's swapSignature, as prepare listed it for pending pods.
+func (p *podInfo) swapClass() string {
+	if p.signature == "" { // not listed (or really empty: then computing it gives "" again)
+		return swapSignature(p)
+	}
+	return p.signature
+}
+
 // swapMargin keeps the price caps of trySwap's searches from ruling out a type on rounding alone.
 const swapMargin = 1e-6
 
@@ -77,7 +85,7 @@ func (r *run) improve() {
 			if !r.swappable(p) {
 				continue
 			}
-			sig := c.pool.name + "\x02" + swapSignature(p)
+			sig := c.pool.name + "\x02" + p.swapClass()
 			if _, ok := classes[sig]; !ok {
 				names = append(names, sig)
 			}

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 )
 
@@ -63,7 +64,7 @@ func (r *run) outcome() outcome {
 		}
 		price := c.price()
 		if i := fitNewType(c.types, c.cur, c.used, zero); i >= 0 {
-			if cheapest, ok := c.types[i].it.Offerings.Available().Compatible(c.reqs).Cheapest(); ok {
+			if cheapest, ok := c.types[i].it.Offerings.CheapestCompatible(c.reqs); ok {
 				price = cheapest.Price
 			}
 		}
@@ -79,7 +80,8 @@ func (r *run) claimPlan(c *target) NodeClaimPlan {
 	// break minValues, those types are kept (the cheapest type, which is what limits count, always fits).
 	zero := make(vec, len(dims.names))
 	var fitting []pricedType
-	withinLimits := make([]pricedType, 0, r.prep.opts.MaxInstanceTypes)
+	withinLimits := r.planTypes[:0] // read only here (a run plans one claim at a time)
+	defer func() { r.planTypes = withinLimits[:0] }()
 	for i := fitNewType(c.types, c.cur, c.used, zero); i >= 0; i = fitNewType(c.types, i+1, c.used, zero) {
 		t := c.types[i]
 		if c.hasMinValues {
@@ -114,6 +116,9 @@ func (r *run) claimPlan(c *target) NodeClaimPlan {
 	nc := NodeClaimPlan{Name: c.name, NodePool: c.pool.name, PricePerHour: c.price(), Sequences: slices.Clone(c.seqs),
 		Requests: dims.list(requests), DaemonSetOverhead: dims.list(daemons), Taints: c.taints, MinValuesRelaxed: c.minValuesRelaxed}
 	var names []string
+	if len(fitting) > 0 { // sized once; nil when no type fits, as before
+		names, nc.InstanceTypes = make([]string, 0, len(fitting)), make([]*cloudprovider.InstanceType, 0, len(fitting))
+	}
 	for _, t := range fitting {
 		nc.InstanceTypes = append(nc.InstanceTypes, t.it)
 		names = append(names, t.it.Name)
@@ -123,7 +128,7 @@ func (r *run) claimPlan(c *target) NodeClaimPlan {
 	reqs.Add(r.instanceTypeRequirement(names))
 	nc.Requirements = reqs.NodeSelectorRequirements()
 	if len(fitting) > 0 {
-		if o, ok := fitting[0].it.Offerings.Available().Compatible(c.reqs).Cheapest(); ok {
+		if o, ok := fitting[0].it.Offerings.CheapestCompatible(c.reqs); ok {
 			nc.Zone, nc.CapacityType, nc.PricePerHour = o.Zone, o.CapacityType, o.Price
 		}
 	}
@@ -199,6 +204,31 @@ func weightedBound(perDollar [][]float64, requests, w []float64) float64 {
 	return worth / scale
 }
 
+// undominated drops the points that another point equals or exceeds in every coordinate. Rounded
+// arithmetic is monotone, so for positive weights the largest weighted sum over what it keeps is exactly
+// the largest over all the points.
+func undominated(points [][]float64) [][]float64 {
+	sorted := slices.Clone(points)
+	// By first coordinate, largest first: a point's dominators then come before it, ties aside (a tie
+	// may keep a dominated point, which changes nothing).
+	slices.SortStableFunc(sorted, func(a, b []float64) int { return cmp.Compare(b[0], a[0]) })
+	var kept [][]float64
+	for _, p := range sorted {
+		dominated := slices.ContainsFunc(kept, func(q []float64) bool {
+			for i := range p {
+				if q[i] < p[i] {
+					return false
+				}
+			}
+			return true
+		})
+		if !dominated {
+			kept = append(kept, p)
+		}
+	}
+	return kept
+}
+
 // resourceMixBound searches for a good weighting of every requested resource the types offer (see
 // weightedBound), starting from each resource's cheapest price per unit and improving one weight at a
 // time with shrinking steps. It is sound whatever the search finds; it is the tighter mix bound when the
@@ -232,6 +262,9 @@ func (r *run) resourceMixBound(requests vec) float64 {
 			perDollar = append(perDollar, a)
 		}
 	}
+	// Weights stay positive, so a type with no more of every resource per dollar than another never sets
+	// the maximum: the search only needs the others (a few dozen of the EC2 catalog's 1,363 types).
+	perDollar = undominated(perDollar)
 	total := make([]float64, len(dims))
 	// Weights start as the cheapest price per unit of each resource, so that each counts comparably.
 	w := make([]float64, len(dims))

@@ -39,6 +39,8 @@ type podInfo struct {
 	// tries are the attempts under the solve's preference policy, listed once by prepare for pending pods
 	// (the packing orders share them, read-only).
 	tries []attempt
+	// signature is swapSignature(pod), listed by prepare for pending pods with tries ("" when not listed).
+	signature string
 }
 
 // hostPort is a host port a container binds.

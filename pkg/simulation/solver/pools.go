@@ -49,10 +49,68 @@ type pricedType struct {
 type typeList struct {
 	n        int
 	maxAlloc vec
-	// offering has, per resource that only some of the types offer (GPUs, Neuron devices, …), the
-	// positions of the types offering it, in list order; nil for resources most types offer. A pod that
-	// requests such a resource is only tried on those types.
-	offering [][]int
+	// offering has, per resource that only some of the types offer (GPUs, Neuron devices, …), the types
+	// offering it, in list order; nil for resources most types offer. A pod that requests such a resource
+	// is only tried on those types.
+	offering []*offeredTypes
+}
+
+// offeredTypes are the types of a list that offer one resource: their positions in the list, and their
+// prices and allocatables copied side by side, so that a search reads one small contiguous block instead
+// of following a pointer per type.
+type offeredTypes struct {
+	positions []int
+	prices    []float64
+	// allocs holds the allocatable of the type at positions[k] in allocs[k*dims : (k+1)*dims], and
+	// prefixMax, in the same layout, the largest allocatable per resource of the types up to k: a
+	// search capped by price gives up at once when even the largest of the types below the cap can't
+	// hold the request. blockMax holds, per block of offeredBlock consecutive types, their largest
+	// allocatable per resource, so that a search passes a block that can't hold the request at once.
+	allocs, prefixMax, blockMax []int64
+	dims                        int
+}
+
+// offeredBlock is the number of consecutive offering types one blockMax entry covers.
+const offeredBlock = 8
+
+// alloc is the allocatable of the k-th offering type.
+func (o *offeredTypes) alloc(k int) vec { return o.allocs[k*o.dims : (k+1)*o.dims : (k+1)*o.dims] }
+
+// maxAllocUpTo is the largest allocatable, per resource, of the offering types 0 … k.
+func (o *offeredTypes) maxAllocUpTo(k int) vec {
+	return o.prefixMax[k*o.dims : (k+1)*o.dims : (k+1)*o.dims]
+}
+
+// maxAllocOfBlock is the largest allocatable, per resource, of the offering types in k's block.
+func (o *offeredTypes) maxAllocOfBlock(k int) vec {
+	b := k / offeredBlock
+	return o.blockMax[b*o.dims : (b+1)*o.dims : (b+1)*o.dims]
+}
+
+// newOfferedTypes gathers the types of list at positions.
+func newOfferedTypes(types []pricedType, positions []int) *offeredTypes {
+	dims := len(types[0].alloc)
+	o := &offeredTypes{positions: positions, prices: make([]float64, len(positions)), allocs: make([]int64, 0, len(positions)*dims), dims: dims}
+	for k, i := range positions {
+		o.prices[k] = types[i].price
+		o.allocs = append(o.allocs, types[i].alloc...)
+	}
+	o.prefixMax = slices.Clone(o.allocs)
+	for k := dims; k < len(o.prefixMax); k++ {
+		o.prefixMax[k] = max(o.prefixMax[k], o.prefixMax[k-dims])
+	}
+	o.blockMax = make([]int64, (len(positions)+offeredBlock-1)/offeredBlock*dims)
+	for k := range positions {
+		block := o.maxAllocOfBlock(k)
+		if k%offeredBlock == 0 {
+			copy(block, o.alloc(k))
+			continue
+		}
+		for d, a := range o.alloc(k) {
+			block[d] = max(block[d], a)
+		}
+	}
+	return o
 }
 
 // typeBlock is the number of consecutive types a pricedType list summarises in one blockMax. Most of an EC2
@@ -64,7 +122,7 @@ func indexList(types []pricedType) {
 	if len(types) == 0 {
 		return
 	}
-	l := &typeList{n: len(types), maxAlloc: make(vec, len(types[0].alloc)), offering: make([][]int, len(types[0].alloc))}
+	l := &typeList{n: len(types), maxAlloc: make(vec, len(types[0].alloc)), offering: make([]*offeredTypes, len(types[0].alloc))}
 	for start := 0; start < len(types); start += typeBlock {
 		end := min(start+typeBlock, len(types))
 		block := types[start].alloc.clone()
@@ -85,19 +143,19 @@ func indexList(types []pricedType) {
 				positions = append(positions, i)
 			}
 		}
-		if len(positions) <= len(types)/4 {
-			l.offering[d] = positions
+		if positions != nil && len(positions) <= len(types)/4 {
+			l.offering[d] = newOfferedTypes(types, positions)
 		}
 	}
 }
 
-// scarcest returns the positions of the types offering the resource used+extra needs that fewest types
-// offer, or nil when it needs none that only some types offer.
-func (l *typeList) scarcest(used, extra vec) []int {
-	var best []int
-	for d, positions := range l.offering {
-		if positions != nil && used[d]+extra[d] > 0 && (best == nil || len(positions) < len(best)) {
-			best = positions
+// scarcest returns the types offering the resource used+extra needs that fewest types offer, or nil when
+// it needs none that only some types offer.
+func (l *typeList) scarcest(used, extra vec) *offeredTypes {
+	var best *offeredTypes
+	for d, o := range l.offering {
+		if o != nil && used[d]+extra[d] > 0 && (best == nil || len(o.positions) < len(best.positions)) {
+			best = o
 		}
 	}
 	return best

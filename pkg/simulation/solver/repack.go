@@ -54,7 +54,7 @@ func (r *run) freeClaim(c *target, counted map[string]bool) bool {
 		return false
 	}
 	for _, p := range c.pods {
-		sig := swapSignature(p)
+		sig := p.swapClass()
 		isCounted, seen := counted[sig]
 		if !seen {
 			isCounted = slices.ContainsFunc(r.prep.topo.groups, func(g *group) bool { return g.matches(p.pod.Namespace, p.pod.Labels) })

@@ -110,7 +110,7 @@ func (nc *NodeClaimPlan) narrow(reqs scheduling.Requirements, instanceTypeReq fu
 	final := reqs.Clone()
 	final.Add(instanceTypeReq(names))
 	nc.InstanceTypes, nc.InstanceTypeNames, nc.Requirements = its, names, final.NodeSelectorRequirements()
-	if o, ok := its[0].Offerings.Available().Compatible(reqs).Cheapest(); ok {
+	if o, ok := its[0].Offerings.CheapestCompatible(reqs); ok {
 		nc.Zone, nc.CapacityType, nc.PricePerHour = o.Zone, o.CapacityType, o.Price
 	}
 	return true

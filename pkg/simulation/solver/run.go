@@ -26,6 +26,8 @@ type run struct {
 	perPool  map[*poolInfo]int
 	counts   *groupCounts
 	scratch  []vec // reusable vectors for the improvement pass
+	// planTypes is claimPlan's reusable list of the types within the pool's limits.
+	planTypes []pricedType
 	// typeCache holds instance types priced under narrowed requirements, by pool and requirements.
 	typeCache map[string][]pricedType
 	// instanceTypeReqs holds the instance-type requirements of planned claims, by their names joined.

@@ -132,6 +132,7 @@ func prepareSharing(in Input, opts Options, share bool) *prepared {
 	prep.prepareUniverses()
 	for _, p := range prep.pods {
 		p.tries = p.attempts(opts.PreferencePolicy)
+		p.signature = swapSignature(p)
 	}
 	return prep
 }

@@ -114,13 +114,23 @@ func fitTypeBelow(types []pricedType, from int, used, extra vec, limit float64) 
 		return -1
 	}
 	if l := types[0].list; l != nil && l.n == len(types) {
-		if positions := l.scarcest(used, extra); positions != nil {
-			for _, i := range positions[sort.SearchInts(positions, from):] {
-				if types[i].price >= limit {
-					return -1
+		if o := l.scarcest(used, extra); o != nil {
+			// Only the types before end cost less than limit.
+			end := len(o.prices)
+			if limit <= o.prices[end-1] {
+				end = sort.SearchFloat64s(o.prices, limit)
+			}
+			if end == 0 || !used.fitsWith(extra, o.maxAllocUpTo(end-1)) {
+				return -1
+			}
+			start := sort.SearchInts(o.positions, from)
+			for k := start; k < end; k++ {
+				if (k == start || k%offeredBlock == 0) && !used.fitsWith(extra, o.maxAllocOfBlock(k)) {
+					k = (k/offeredBlock+1)*offeredBlock - 1 // on to the next block
+					continue
 				}
-				if used.fitsWith(extra, types[i].alloc) {
-					return i
+				if used.fitsWith(extra, o.alloc(k)) {
+					return o.positions[k]
 				}
 			}
 			return -1

@@ -7,7 +7,7 @@ import (
 )
 
 // TestTypeSearchMatchesScan: the indexed search (blocks, positions of types offering scarce resources,
-// price caps) finds the same type as trying every type in order.
+// price caps, including prices several types share) finds the same type as trying every type in order.
 func TestTypeSearchMatchesScan(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	for round := range 200 {
@@ -15,7 +15,9 @@ func TestTypeSearchMatchesScan(t *testing.T) {
 		types := make([]pricedType, n)
 		price := 0.0
 		for i := range types {
-			price += rng.Float64()
+			if rng.Intn(4) > 0 { // some types cost the same as the one before
+				price += rng.Float64()
+			}
 			alloc := vec{int64(1 + rng.Intn(64)), int64(1 + rng.Intn(512)), 0}
 			if rng.Intn(10) == 0 { // a few types offer the scarce resource
 				alloc[2] = int64(1 + rng.Intn(8))
@@ -30,6 +32,9 @@ func TestTypeSearchMatchesScan(t *testing.T) {
 			limit := math.Inf(1)
 			if rng.Intn(2) == 0 {
 				limit = rng.Float64() * price
+				if rng.Intn(2) == 0 { // exactly some type's price
+					limit = types[rng.Intn(n)].price
+				}
 			}
 			want := -1
 			for i := from; i < n; i++ {
