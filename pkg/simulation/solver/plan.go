@@ -15,7 +15,11 @@ import (
 
 // plan turns the run's state into the Plan.
 func (r *run) plan(order Order) *Plan {
-	plan := &Plan{Order: order, Placements: []Placement{}, NodeClaims: []NodeClaimPlan{}, Unschedulable: []UnschedulablePod{}}
+	placed := 0
+	for _, n := range r.nodes {
+		placed += len(n.pods)
+	}
+	plan := &Plan{Order: order, Placements: make([]Placement, 0, placed), NodeClaims: []NodeClaimPlan{}, Unschedulable: []UnschedulablePod{}}
 	for _, n := range r.nodes {
 		for i, p := range n.pods {
 			plan.Placements = append(plan.Placements, Placement{Pod: p.ref, Target: n.name, InFlight: n.kind == kindInFlight, Sequence: n.seqs[i]})

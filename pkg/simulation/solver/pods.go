@@ -91,13 +91,11 @@ func podRequests(pod *corev1.Pod, dims *resourceDims) vec {
 	return v
 }
 
-// newPodInfo parses a pod. Topology groups are registered in topo; memberOf and blockedBy are filled in
-// later by linkGroups, once every pod has registered its groups.
+// newPodInfo parses a pending pod. Topology groups are registered in topo; memberOf and blockedBy are
+// filled in later by linkGroups, once every pod has registered its groups.
 func newPodInfo(pod *corev1.Pod, index int, dims *resourceDims, topo *topology, volumes *volumeIndex) *podInfo {
-	p := &podInfo{pod: pod, ref: PodRef{Namespace: pod.Namespace, Name: pod.Name}, index: index}
-	p.requests = podRequests(pod, dims)
+	p := newBoundPodInfo(pod, index, dims, topo)
 	p.tolerations = pod.Spec.Tolerations
-	p.ports = podHostPorts(pod)
 	terms, err := scheduling.PodRequirements(pod)
 	if err != nil {
 		p.invalid = err
@@ -116,6 +114,18 @@ func newPodInfo(pod *corev1.Pod, index int, dims *resourceDims, topo *topology, 
 	if p.preferredTerms, err = scheduling.PodPreferredRequirements(pod); err != nil {
 		p.invalid = err
 	}
+	p.hasPreferences = len(p.softSpreads)+len(p.softAffinities)+len(p.preferredTerms) > 0
+	return p
+}
+
+// newBoundPodInfo parses what a pod already on a node or in-flight claim brings to a solve: its requests
+// and host ports, which its target loses, and its topology spreads and pod (anti-)affinities, which other
+// pods are counted by. Its node selector, affinity to nodes, tolerations and preferred node terms only
+// matter to placing it, which a solve never does, so they are not read.
+func newBoundPodInfo(pod *corev1.Pod, index int, dims *resourceDims, topo *topology) *podInfo {
+	p := &podInfo{pod: pod, ref: PodRef{Namespace: pod.Namespace, Name: pod.Name}, index: index}
+	p.requests = podRequests(pod, dims)
+	p.ports = podHostPorts(pod)
 	for _, c := range pod.Spec.TopologySpreadConstraints {
 		s := topo.spread(pod, c)
 		if s.soft {
@@ -136,7 +146,6 @@ func newPodInfo(pod *corev1.Pod, index int, dims *resourceDims, topo *topology, 
 			}
 		}
 	}
-	p.hasPreferences = len(p.softSpreads)+len(p.softAffinities)+len(p.preferredTerms) > 0
 	for _, a := range p.affinities {
 		p.seed = p.seed || (a.anti && a.group.key == v1.LabelHostname)
 	}

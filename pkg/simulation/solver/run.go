@@ -52,10 +52,17 @@ func newRun(prep *prepared) *run {
 	for _, pool := range prep.pools {
 		r.inUse[pool] = prep.poolUsage[pool].clone()
 	}
-	for _, n := range prep.nodes {
-		c := *n
-		c.used, c.ports, c.pods, c.seqs, c.hostCounts = n.used.clone(), slices.Clone(n.ports), nil, nil, nil
-		r.nodes = append(r.nodes, &c)
+	// The copies and their usage vectors are carved out of two allocations rather than two per node.
+	copies, dims := make([]target, len(prep.nodes)), len(prep.dims.names)
+	used := make(vec, len(prep.nodes)*dims)
+	r.nodes = make([]*target, len(prep.nodes))
+	for i, n := range prep.nodes {
+		c := &copies[i]
+		*c = *n
+		c.used = used[i*dims : (i+1)*dims : (i+1)*dims]
+		copy(c.used, n.used)
+		c.ports, c.pods, c.seqs, c.hostCounts = slices.Clone(n.ports), nil, nil, nil
+		r.nodes[i] = c
 	}
 	for i, p := range prep.bound {
 		r.record(p, r.nodes[prep.boundOn[i]], &attempt{affinities: p.affinities})

@@ -92,8 +92,9 @@ func prepare(in Input, opts Options) *prepared {
 	return prepareSharing(in, opts, false)
 }
 
-// prepareSharing is prepare; with share, a pod both pending and bound is parsed once (its two podInfos
-// share what parsing built, which is only sound without topology groups: see Base).
+// prepareSharing is prepare; with share, a pod both pending and bound is parsed once and entered in both
+// lists as the same podInfo (a Base only reuses such a preparation without topology groups, where a
+// bound pod is read for nothing but its requests and ports).
 func prepareSharing(in Input, opts Options, share bool) *prepared {
 	prep := &prepared{opts: opts, dims: newResourceDims(demandedResources(in)), topo: newTopology(), poolUsage: map[*poolInfo]vec{},
 		compat: scheduling.AllowUndefinedWellKnown()}
@@ -108,16 +109,23 @@ func prepareSharing(in Input, opts Options, share bool) *prepared {
 		}
 	}
 	prep.pools = newPoolInfos(in, prep.dims, newDaemonInfos(in.DaemonSets, prep.dims), prep.compat)
-	prep.addNodes(in, volumes)
+	prep.addNodes(in)
+	// Every parsed pod once: a bound pod that shares its pending twin's podInfo (share) is that pod.
+	all := slices.Clone(prep.pods)
+	for _, p := range prep.bound {
+		if p.index < 0 {
+			all = append(all, p)
+		}
+	}
 	owners := map[*group]bool{}
-	for _, p := range append(slices.Clone(prep.pods), prep.bound...) {
+	for _, p := range all {
 		for _, a := range p.affinities {
 			if a.owners != nil {
 				owners[a.owners] = true
 			}
 		}
 	}
-	for _, p := range append(slices.Clone(prep.pods), prep.bound...) {
+	for _, p := range all {
 		p.linkGroups(prep.topo, owners)
 	}
 	keys := []string{v1.LabelTopologyZone, v1.CapacityTypeLabelKey}
@@ -143,32 +151,25 @@ func prepareSharing(in Input, opts Options, share bool) *prepared {
 func demandedResources(in Input) []corev1.ResourceList {
 	pending := corev1.ResourceList{}
 	used := map[corev1.ResourceName]bool{}
+	markUsed := func(name corev1.ResourceName) { used[name] = true }
 	for _, pod := range in.Pods {
-		for _, name := range requestNames(pod) {
-			pending[name] = resource.Quantity{}
-		}
+		forEachRequestName(&pod.Spec, func(name corev1.ResourceName) { pending[name] = resource.Quantity{} })
 	}
 	for _, n := range in.Nodes {
 		for _, pod := range n.Pods {
-			for _, name := range requestNames(pod) {
-				used[name] = true
-			}
+			forEachRequestName(&pod.Spec, markUsed)
 		}
 	}
 	for _, f := range in.InFlight {
 		for _, pod := range f.Pods {
-			for _, name := range requestNames(pod) {
-				used[name] = true
-			}
+			forEachRequestName(&pod.Spec, markUsed)
 		}
 		for name := range f.NodeClaim.Spec.Resources.Requests {
 			used[name] = true
 		}
 	}
 	for _, ds := range in.DaemonSets {
-		for _, name := range requestNames(&corev1.Pod{Spec: ds.Spec.Template.Spec}) {
-			used[name] = true
-		}
+		forEachRequestName(&ds.Spec.Template.Spec, markUsed)
 	}
 	for _, np := range in.NodePools {
 		for name := range np.Spec.Limits {
@@ -188,23 +189,22 @@ func demandedResources(in Input) []corev1.ResourceList {
 	return []corev1.ResourceList{pending, offered}
 }
 
-// requestNames lists the resources a pod's containers, init containers and overhead request.
-func requestNames(pod *corev1.Pod) []corev1.ResourceName {
-	var out []corev1.ResourceName
-	for _, list := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
-		for _, c := range list {
-			for name := range c.Resources.Requests {
-				out = append(out, name)
+// forEachRequestName calls f with each resource a pod's containers, init containers and overhead request
+// (a name may come more than once). It builds no list: demandedResources reads every pod of the cluster.
+func forEachRequestName(spec *corev1.PodSpec, f func(corev1.ResourceName)) {
+	for _, list := range [2][]corev1.Container{spec.Containers, spec.InitContainers} {
+		for i := range list {
+			for name := range list[i].Resources.Requests {
+				f(name)
 			}
 		}
 	}
-	for name := range pod.Spec.Overhead {
-		out = append(out, name)
+	for name := range spec.Overhead {
+		f(name)
 	}
-	return out
 }
 
-func (prep *prepared) addNodes(in Input, volumes *volumeIndex) {
+func (prep *prepared) addNodes(in Input) {
 	poolByName := map[string]*poolInfo{}
 	for _, p := range prep.pools {
 		poolByName[p.name] = p
@@ -219,7 +219,7 @@ func (prep *prepared) addNodes(in Input, volumes *volumeIndex) {
 		if pool, ok := poolByName[n.Node.Labels[v1.NodePoolLabelKey]]; ok {
 			prep.poolUsage[pool].addInPlace(prep.dims.vec(n.Node.Status.Capacity))
 		}
-		prep.addTarget(t, n.Pods, volumes)
+		prep.addTarget(t, n.Pods)
 	}
 	claims := slices.Clone(in.InFlight)
 	slices.SortStableFunc(claims, func(a, b InFlightNodeClaim) int { return cmp.Compare(a.NodeClaim.Name, b.NodeClaim.Name) })
@@ -243,7 +243,7 @@ func (prep *prepared) addNodes(in Input, volumes *volumeIndex) {
 		}
 		// In-flight claims are matched like nodes, by the labels their requirements fix.
 		t.reqs = scheduling.FromLabels(t.labels)
-		prep.addTarget(t, c.Pods, volumes)
+		prep.addTarget(t, c.Pods)
 	}
 }
 
@@ -265,20 +265,18 @@ func (prep *prepared) inFlightAllocatable(nc *v1.NodeClaim, pool *poolInfo, reqs
 	return requests
 }
 
-func (prep *prepared) addTarget(t *target, pods []*corev1.Pod, volumes *volumeIndex) {
+func (prep *prepared) addTarget(t *target, pods []*corev1.Pod) {
 	t.used = make(vec, len(prep.dims.names))
 	sorted := slices.Clone(pods)
 	slices.SortStableFunc(sorted, func(a, b *corev1.Pod) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
 	for _, pod := range sorted {
-		var p *podInfo
-		if parsed, ok := prep.parsed[pod]; ok {
-			c := *parsed
-			c.index = -1 - len(prep.bound)
-			p = &c
-		} else {
-			p = newPodInfo(pod, -1-len(prep.bound), prep.dims, prep.topo, volumes)
+		// A bound pod's index (negative) is never read; one that is also pending (prepareSharing) is
+		// entered as its pending podInfo, which placement reads the same way.
+		p, ok := prep.parsed[pod]
+		if !ok {
+			p = newBoundPodInfo(pod, -1-len(prep.bound), prep.dims, prep.topo)
 		}
 		t.used.addInPlace(p.requests)
 		t.ports = append(t.ports, p.ports...)
