@@ -95,7 +95,7 @@ func (b *Base) Solve(ctx context.Context, without []string, pods []*corev1.Pod) 
 }
 
 // variant is the preparation Solve would make of the variant, built from the Base's: the pods are copied
-// to carry their index in the variant, and the targets to carry theirs. It reports false when the Base
+// to carry their index in the variant, where it differs from the Base's. It reports false when the Base
 // can't serve the variant.
 func (b *Base) variant(without []string, pods []*corev1.Pod) (*prepared, bool) {
 	if b.prep == nil {
@@ -131,16 +131,12 @@ func (b *Base) variant(without []string, pods []*corev1.Pod) (*prepared, bool) {
 			prep.poolUsage[pool] = subVec(prep.poolUsage[pool], b.capacityOf[i])
 		}
 	}
+	// The targets are the Base's own (runs copy them, numbering the copies by position).
 	prep.nodes = make([]*target, 0, len(base.nodes))
-	copies := make([]target, 0, len(base.nodes)) // one allocation for all the copies
 	for i, n := range base.nodes {
-		if gone[i] {
-			continue
+		if !gone[i] {
+			prep.nodes = append(prep.nodes, n)
 		}
-		copies = append(copies, *n)
-		t := &copies[len(copies)-1]
-		t.id = len(prep.nodes)
-		prep.nodes = append(prep.nodes, t)
 	}
 	return prep, true
 }

@@ -59,6 +59,7 @@ func newRun(prep *prepared) *run {
 	for i, n := range prep.nodes {
 		c := &copies[i]
 		*c = *n
+		c.id = i // a Base's variant shares the Base's targets, numbered in the Base
 		c.used = used[i*dims : (i+1)*dims : (i+1)*dims]
 		copy(c.used, n.used)
 		c.ports, c.pods, c.seqs, c.hostCounts = slices.Clone(n.ports), nil, nil, nil
@@ -172,12 +173,32 @@ func anyTermMatches(terms []scheduling.Requirements, nodeReqs scheduling.Require
 
 // commit records the pod on a node or claim whose state (requirements, type) is already updated.
 func (r *run) commit(p *podInfo, att *attempt, t *target) {
+	if t.pods == nil && t.kind != kindNewClaim {
+		room := r.room(t)
+		t.pods, t.seqs = make([]*podInfo, 0, room), make([]int, 0, room)
+	}
 	t.used.addInPlace(p.requests)
 	t.ports = append(t.ports, p.ports...)
 	t.pods = append(t.pods, p)
 	t.seqs = append(t.seqs, r.seq)
 	r.seq++
 	r.record(p, t, att)
+}
+
+// room is how many more pods the existing node or in-flight claim can take in this run: no more than its
+// free amount of each resource over the least any pod placeAll places requests (every pod requests one
+// "pods"). It sizes the target's pod list once instead of growing it pod by pod.
+func (r *run) room(t *target) int {
+	if r.leastRequests == nil {
+		return 1
+	}
+	room := int64(math.MaxInt64)
+	for d, least := range r.leastRequests {
+		if least > 0 {
+			room = min(room, (t.alloc[d]-t.used[d])/least)
+		}
+	}
+	return int(min(max(room, 1), 1024))
 }
 
 // claimChoice is a priced way to put a pod on a new claim.
