@@ -52,7 +52,26 @@ func (d *resourceDims) add(n corev1.ResourceName) {
 type vec []int64
 
 func (d *resourceDims) vec(l corev1.ResourceList) vec {
-	v := make(vec, len(d.names))
+	return d.vecInto(make(vec, len(d.names)), l)
+}
+
+// vecInto is vec written into v, which has a zero per dimension.
+func (d *resourceDims) vecInto(v vec, l corev1.ResourceList) vec {
+	if len(d.names) <= 2*len(l) {
+		// Looking up each dimension's name costs less than iterating the map, with the same result.
+		for i, n := range d.names {
+			q, ok := l[n]
+			if !ok {
+				continue
+			}
+			if i == dimCPU {
+				v[i] = q.MilliValue()
+			} else {
+				v[i] = q.Value()
+			}
+		}
+		return v
+	}
 	for n, q := range l {
 		i, ok := d.index[n]
 		if !ok {

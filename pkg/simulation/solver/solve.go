@@ -29,6 +29,8 @@ type prepared struct {
 	parsed map[*corev1.Pod]*podInfo
 	// compat lets pods require well-known labels a NodePool leaves to its instance types.
 	compat scheduling.CompatibilityOptions
+	// arena holds the parsed pods.
+	arena podArena
 }
 
 // Solve places the pods. It returns an error only for a cancelled context; everything it can't place is
@@ -103,7 +105,7 @@ func prepareSharing(in Input, opts Options, share bool) *prepared {
 	}
 	volumes := newVolumeIndex(in.Volumes)
 	for i, pod := range in.Pods {
-		prep.pods = append(prep.pods, newPodInfo(pod, i, prep.dims, prep.topo, volumes))
+		prep.pods = append(prep.pods, newPodInfo(&prep.arena, pod, i, prep.dims, prep.topo, volumes))
 		if share {
 			prep.parsed[pod] = prep.pods[i]
 		}
@@ -190,17 +192,40 @@ func demandedResources(in Input) []corev1.ResourceList {
 }
 
 // forEachRequestName calls f with each resource a pod's containers, init containers and overhead request
-// (a name may come more than once). It builds no list: demandedResources reads every pod of the cluster.
+// (a name may come more than once), except the four every solve tracks (newResourceDims), which change
+// nothing here. It builds no list, and a request list of only those four is not iterated but looked up:
+// demandedResources reads every pod of the cluster.
 func forEachRequestName(spec *corev1.PodSpec, f func(corev1.ResourceName)) {
 	for _, list := range [2][]corev1.Container{spec.Containers, spec.InitContainers} {
 		for i := range list {
-			for name := range list[i].Resources.Requests {
-				f(name)
-			}
+			forEachExtraName(list[i].Resources.Requests, f)
 		}
 	}
-	for name := range spec.Overhead {
-		f(name)
+	forEachExtraName(spec.Overhead, f)
+}
+
+// trackedResources are the resources newResourceDims always tracks.
+var trackedResources = [...]corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods, corev1.ResourceEphemeralStorage}
+
+func forEachExtraName(l corev1.ResourceList, f func(corev1.ResourceName)) {
+	if len(l) == 0 {
+		return
+	}
+	if len(l) <= len(trackedResources) {
+		tracked := 0
+		for _, name := range trackedResources {
+			if _, ok := l[name]; ok {
+				tracked++
+			}
+		}
+		if tracked == len(l) {
+			return
+		}
+	}
+	for name := range l {
+		if !slices.Contains(trackedResources[:], name) {
+			f(name)
+		}
 	}
 }
 
@@ -276,7 +301,7 @@ func (prep *prepared) addTarget(t *target, pods []*corev1.Pod) {
 		// entered as its pending podInfo, which placement reads the same way.
 		p, ok := prep.parsed[pod]
 		if !ok {
-			p = newBoundPodInfo(pod, -1-len(prep.bound), prep.dims, prep.topo)
+			p = newBoundPodInfo(&prep.arena, pod, -1-len(prep.bound), prep.dims, prep.topo)
 		}
 		t.used.addInPlace(p.requests)
 		t.ports = append(t.ports, p.ports...)
