@@ -94,9 +94,11 @@ func prepare(in Input, opts Options) *prepared {
 	return prepareSharing(in, opts, false)
 }
 
-// prepareSharing is prepare; with share, a pod both pending and bound is parsed once and entered in both
-// lists as the same podInfo (a Base only reuses such a preparation without topology groups, where a
-// bound pod is read for nothing but its requests and ports).
+// prepareSharing is prepare; with share, the preparation is for a Base, which only reuses one without
+// topology groups, where a bound pod is read for nothing but its requests and ports: a pod both pending
+// and bound is parsed once and entered in both lists as the same podInfo, and a bound pod without
+// topology terms of its own is only summed into its target (prep.bound lacks it, so that a preparation
+// with groups is unfit for solving).
 func prepareSharing(in Input, opts Options, share bool) *prepared {
 	prep := &prepared{opts: opts, dims: newResourceDims(demandedResources(in)), topo: newTopology(), poolUsage: map[*poolInfo]vec{},
 		compat: scheduling.AllowUndefinedWellKnown()}
@@ -296,10 +298,23 @@ func (prep *prepared) addTarget(t *target, pods []*corev1.Pod) {
 	slices.SortStableFunc(sorted, func(a, b *corev1.Pod) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
+	var scratch vec
 	for _, pod := range sorted {
 		// A bound pod's index (negative) is never read; one that is also pending (prepareSharing) is
 		// entered as its pending podInfo, which placement reads the same way.
 		p, ok := prep.parsed[pod]
+		if !ok && prep.parsed != nil && !hasTopologyTerms(pod) {
+			// Preparing for a Base, a pod neither pending nor constraining topology matters only to
+			// topology groups that select it, and a Base reuses no preparation that has groups: it is
+			// summed into its target without a podInfo.
+			if scratch == nil {
+				scratch = make(vec, len(prep.dims.names))
+			}
+			clear(scratch)
+			t.used.addInPlace(podRequestsInto(scratch, pod, prep.dims))
+			t.ports = append(t.ports, podHostPorts(pod)...)
+			continue
+		}
 		if !ok {
 			p = newBoundPodInfo(&prep.arena, pod, -1-len(prep.bound), prep.dims, prep.topo)
 		}
@@ -309,6 +324,16 @@ func (prep *prepared) addTarget(t *target, pods []*corev1.Pod) {
 		prep.boundOn = append(prep.boundOn, len(prep.nodes))
 	}
 	prep.nodes = append(prep.nodes, t)
+}
+
+// hasTopologyTerms reports whether the pod has a topology spread or a pod (anti-)affinity term: whether it
+// brings topology groups of its own.
+func hasTopologyTerms(pod *corev1.Pod) bool {
+	if len(pod.Spec.TopologySpreadConstraints) > 0 {
+		return true
+	}
+	a := pod.Spec.Affinity
+	return a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil)
 }
 
 // prepareUniverses sets, for every spread of every pod, its node filter and the domains it counts: the
