@@ -35,6 +35,7 @@ type podInfo struct {
 	pinKeys        []string // topology keys (not hostname) whose domain must be known once placed
 	constrained    bool     // has topology or affinity constraints
 	seed           bool     // needs a host without pods like it (hostname anti-affinity)
+	untracked      bool     // requests a resource the solve's dimensions leave out
 	invalid        error
 	// tries are the attempts under the solve's preference policy, listed once by prepare for pending pods
 	// (the packing orders share them, read-only).
@@ -83,17 +84,19 @@ func podHostPorts(pod *corev1.Pod) []hostPort {
 // overhead, requests what its container does plus one pod; that common case is read without building the
 // list.
 func podRequests(pod *corev1.Pod, dims *resourceDims) vec {
-	return podRequestsInto(make(vec, len(dims.names)), pod, dims)
+	v, _ := podRequestsInto(make(vec, len(dims.names)), pod, dims)
+	return v
 }
 
-// podRequestsInto is podRequests written into v, which has a zero per dimension.
-func podRequestsInto(v vec, pod *corev1.Pod, dims *resourceDims) vec {
+// podRequestsInto is podRequests written into v, which has a zero per dimension; untracked reports
+// whether the pod requests a resource dims does not track.
+func podRequestsInto(v vec, pod *corev1.Pod, dims *resourceDims) (out vec, untracked bool) {
 	if len(pod.Spec.Containers) != 1 || len(pod.Spec.InitContainers) > 0 || len(pod.Spec.Overhead) > 0 {
 		return dims.vecInto(v, scheduling.PodRequests(pod))
 	}
-	dims.vecInto(v, pod.Spec.Containers[0].Resources.Requests)
+	_, untracked = dims.vecInto(v, pod.Spec.Containers[0].Resources.Requests)
 	v[dims.index[corev1.ResourcePods]] = 1
-	return v
+	return v, untracked
 }
 
 // podArena hands out podInfos and request vectors carved from chunks: a solve parses every pod of the
@@ -159,7 +162,7 @@ func newPodInfo(arena *podArena, pod *corev1.Pod, index int, dims *resourceDims,
 func newBoundPodInfo(arena *podArena, pod *corev1.Pod, index int, dims *resourceDims, topo *topology) *podInfo {
 	p := arena.info()
 	*p = podInfo{pod: pod, ref: PodRef{Namespace: pod.Namespace, Name: pod.Name}, index: index}
-	p.requests = podRequestsInto(arena.vec(len(dims.names)), pod, dims)
+	p.requests, p.untracked = podRequestsInto(arena.vec(len(dims.names)), pod, dims)
 	p.ports = podHostPorts(pod)
 	for _, c := range pod.Spec.TopologySpreadConstraints {
 		s := topo.spread(pod, c)

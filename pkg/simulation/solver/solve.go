@@ -31,6 +31,8 @@ type prepared struct {
 	compat scheduling.CompatibilityOptions
 	// arena holds the parsed pods.
 	arena podArena
+	// untracked is set when a pod requests a resource dims leave out (prepareSharing).
+	untracked bool
 }
 
 // Solve places the pods. It returns an error only for a cancelled context; everything it can't place is
@@ -99,8 +101,54 @@ func prepare(in Input, opts Options) *prepared {
 // and bound is parsed once and entered in both lists as the same podInfo, and a bound pod without
 // topology terms of its own is only summed into its target (prep.bound lacks it, so that a preparation
 // with groups is unfit for solving).
+//
+// A Base has no use for a preparation with more than the four tracked resources, and in the usual cluster no
+// pod requests another: with share, the pods are read once, parsed with those four, rather than once more
+// beforehand by demandedResources; should one of them (or an in-flight claim, a DaemonSet or a NodePool
+// limit) name another resource after all, the preparation is made again the usual way.
 func prepareSharing(in Input, opts Options, share bool) *prepared {
-	prep := &prepared{opts: opts, dims: newResourceDims(demandedResources(in)), topo: newTopology(), poolUsage: map[*poolInfo]vec{},
+	if share && !untrackedOutsidePods(in) {
+		if prep := prepareWith(in, opts, share, newResourceDims(nil)); !prep.untracked {
+			return prep
+		}
+	}
+	return prepareWith(in, opts, share, newResourceDims(demandedResources(in)))
+}
+
+// untrackedOutsidePods reports whether an in-flight claim's requests, a DaemonSet's pods or a NodePool's
+// limits name a resource beyond the four every solve tracks that some instance type offers (what
+// demandedResources would add for them).
+func untrackedOutsidePods(in Input) bool {
+	used := map[corev1.ResourceName]bool{}
+	mark := func(name corev1.ResourceName) { used[name] = true }
+	for _, f := range in.InFlight {
+		forEachExtraName(f.NodeClaim.Spec.Resources.Requests, mark)
+	}
+	for _, ds := range in.DaemonSets {
+		forEachRequestName(&ds.Spec.Template.Spec, mark)
+	}
+	for _, np := range in.NodePools {
+		forEachExtraName(corev1.ResourceList(np.Spec.Limits), mark)
+	}
+	if len(used) == 0 {
+		return false
+	}
+	for _, its := range in.InstanceTypes {
+		for _, it := range its {
+			for name := range it.Capacity {
+				if used[name] {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// prepareWith is prepareSharing with the resource dimensions given; the preparation's untracked says
+// whether a pod requests a resource they leave out.
+func prepareWith(in Input, opts Options, share bool, dims *resourceDims) *prepared {
+	prep := &prepared{opts: opts, dims: dims, topo: newTopology(), poolUsage: map[*poolInfo]vec{},
 		compat: scheduling.AllowUndefinedWellKnown()}
 	if share {
 		prep.parsed = make(map[*corev1.Pod]*podInfo, len(in.Pods))
@@ -123,6 +171,7 @@ func prepareSharing(in Input, opts Options, share bool) *prepared {
 	}
 	owners := map[*group]bool{}
 	for _, p := range all {
+		prep.untracked = prep.untracked || p.untracked
 		for _, a := range p.affinities {
 			if a.owners != nil {
 				owners[a.owners] = true
@@ -311,7 +360,9 @@ func (prep *prepared) addTarget(t *target, pods []*corev1.Pod) {
 				scratch = make(vec, len(prep.dims.names))
 			}
 			clear(scratch)
-			t.used.addInPlace(podRequestsInto(scratch, pod, prep.dims))
+			requests, untracked := podRequestsInto(scratch, pod, prep.dims)
+			t.used.addInPlace(requests)
+			prep.untracked = prep.untracked || untracked
 			t.ports = append(t.ports, podHostPorts(pod)...)
 			continue
 		}
