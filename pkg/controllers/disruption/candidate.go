@@ -140,6 +140,9 @@ func candidate(v *View, n *state.StateNode, pdbs pdbLimits, class Class) (*Candi
 			return nil, fmt.Sprintf("pod %s/%s has %q annotation", p.Namespace, p.Name, v1.DoNotDisruptAnnotationKey), invalid
 		}
 		if Reschedulable(p) {
+			if reschedulable == nil {
+				reschedulable = make([]*corev1.Pod, 0, len(n.Pods))
+			}
 			reschedulable = append(reschedulable, p)
 		}
 		cost += EvictionCost(p)

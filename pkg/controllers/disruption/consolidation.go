@@ -82,7 +82,7 @@ func simulate(ctx context.Context, v *View, opts solver.Options, candidates []*C
 	var draining []*corev1.Pod
 	in.Nodes, in.InFlight, draining = provisioning.ExistingCapacity(&rest)
 	others := unplaced(v, &in, draining)
-	in.Pods = append(podsOf(candidates), others...)
+	in.Pods = podsAnd(candidates, others)
 	plan, err := solver.Solve(ctx, in, opts)
 	if err != nil {
 		return nil, fmt.Errorf("simulating the removal of %d nodes, %w", len(candidates), err)
@@ -92,11 +92,20 @@ func simulate(ctx context.Context, v *View, opts solver.Options, candidates []*C
 
 // podsOf lists the candidates' reschedulable pods.
 func podsOf(candidates []*Candidate) []*corev1.Pod {
-	var pods []*corev1.Pod
+	return podsAnd(candidates, nil)
+}
+
+// podsAnd lists the candidates' reschedulable pods followed by more, in one allocation.
+func podsAnd(candidates []*Candidate, more []*corev1.Pod) []*corev1.Pod {
+	n := len(more)
+	for _, c := range candidates {
+		n += len(c.ReschedulablePods)
+	}
+	pods := make([]*corev1.Pod, 0, n)
 	for _, c := range candidates {
 		pods = append(pods, c.ReschedulablePods...)
 	}
-	return pods
+	return append(pods, more...)
 }
 
 // unplaced is what the provisioner has yet to place: the pending pods and the draining nodes' pods. A
@@ -183,7 +192,7 @@ func (s *simulator) prepare(candidates []*Candidate) {
 	}
 	in.Nodes, in.InFlight, s.draining = provisioning.ExistingCapacity(v.Snapshot)
 	s.others = unplaced(v, &in, s.draining)
-	in.Pods = append(podsOf(candidates), s.others...)
+	in.Pods = podsAnd(candidates, s.others)
 	s.prepared = true
 	if base := solver.NewBase(in, s.opts); base.Reuses() {
 		s.base = base
@@ -199,7 +208,7 @@ func (s *simulator) simulate(ctx context.Context, candidates []*Candidate) (*sol
 	for i, c := range candidates {
 		names[i] = c.Name()
 	}
-	plan, err := s.base.Solve(ctx, names, append(podsOf(candidates), s.others...))
+	plan, err := s.base.Solve(ctx, names, podsAnd(candidates, s.others))
 	if err != nil {
 		return nil, fmt.Errorf("simulating the removal of %d nodes, %w", len(candidates), err)
 	}

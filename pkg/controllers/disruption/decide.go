@@ -56,20 +56,35 @@ func (o Outcome) Decided() *Trial {
 	return nil
 }
 
-// Decide runs the methods in order over the view and stops at the first that returns a command.
+// Decide runs the methods in order over the view and stops at the first that returns a command. The
+// nodes are sorted into candidates once per Class, or once in all when the Class can't change the result.
 func Decide(ctx context.Context, v *View, methods []Method) (Outcome, error) {
 	var out Outcome
-	byClass := map[Class][]*Candidate{}
+	type sorted struct {
+		cands   []*Candidate
+		blocked []Blocked
+		invalid []InvalidAnnotation
+	}
+	byClass := map[Class]sorted{}
+	classless := !classMatters(v)
 	for _, m := range methods {
-		cands, ok := byClass[m.Class()]
+		s, ok := byClass[m.Class()]
 		if !ok {
-			var blocked []Blocked
-			cands, blocked, out.Invalid = Candidates(v, m.Class())
-			byClass[m.Class()] = cands
+			if classless { // the other class's sorting, if built, is this one's
+				for _, built := range byClass {
+					s, ok = built, true
+				}
+			}
+			if !ok {
+				s.cands, s.blocked, s.invalid = Candidates(v, m.Class())
+			}
+			byClass[m.Class()] = s
+			out.Invalid = s.invalid
 			if m.Class() == Graceful {
-				out.Blocked = blocked
+				out.Blocked = s.blocked
 			}
 		}
+		cands := s.cands
 		start := time.Now()
 		trial, err := try(ctx, v, m, cands)
 		trial.Duration = time.Since(start)
@@ -82,6 +97,17 @@ func Decide(ctx context.Context, v *View, methods []Method) (Outcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// classMatters reports whether sorting the nodes into candidates can depend on the Class: only a claim
+// with a terminationGracePeriod is treated differently by eventual disruption.
+func classMatters(v *View) bool {
+	for _, n := range v.Snapshot.Nodes {
+		if n.NodeClaim != nil && n.NodeClaim.Spec.TerminationGracePeriod != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // try runs one method over the candidates it should disrupt, cheapest to disrupt first.

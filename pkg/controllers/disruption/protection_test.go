@@ -105,6 +105,34 @@ func TestEventualClassIgnoresPodBlocksWithGracePeriod(t *testing.T) {
 	}
 }
 
+// Decide sorts the nodes into candidates once when no claim has a terminationGracePeriod (both classes
+// see the same), and once per class when one has: then drift takes the claim do-not-disrupt holds back
+// from graceful methods.
+func TestDecideSortsCandidatesPerClassOnlyWhenAGracePeriodDiffers(t *testing.T) {
+	heldNode := func() *disruptionNode {
+		n := node("a", 4, v1.CapacityTypeOnDemand, pod("web", "1", annotated(v1.DoNotDisruptAnnotationKey, "true")))
+		n.NodeClaim.Status.Conditions = append(n.NodeClaim.Status.Conditions, condition(v1.ConditionTypeDrifted))
+		return n
+	}
+	n := heldNode()
+	out := decide(t, view(pool(), catalog(), n), false)
+	if d := out.Decided(); d != nil {
+		t.Fatalf("without a grace period do-not-disrupt holds the node for every method, got %s by %s", d.Command.Decision(), d.Command.Reason)
+	}
+	if len(out.Blocked) != 1 {
+		t.Errorf("blocked %+v, want the node", out.Blocked)
+	}
+	n = heldNode()
+	n.NodeClaim.Spec.TerminationGracePeriod = &metav1.Duration{Duration: time.Hour}
+	out = decide(t, view(pool(), catalog(), n), false)
+	if d := out.Decided(); d == nil || d.Command.Reason != v1.DisruptionReasonDrifted {
+		t.Fatalf("drift of a claim with a terminationGracePeriod was held back by do-not-disrupt: %+v", d)
+	}
+	if len(out.Blocked) != 1 {
+		t.Errorf("blocked %+v, want the node (for graceful methods)", out.Blocked)
+	}
+}
+
 func TestUninitializedAndDeletingNodesAreNotCandidates(t *testing.T) {
 	n := node("a", 4, v1.CapacityTypeOnDemand)
 	n.NodeClaim.Status.Conditions[0].Status = metav1.ConditionFalse

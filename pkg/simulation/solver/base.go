@@ -22,10 +22,8 @@ type Base struct {
 	prep *prepared
 	// pending finds the parsed pod of each of in.Pods.
 	pending map[*corev1.Pod]*podInfo
-	// nodeOf is the index in prep.nodes of each existing node, by name; boundFrom[i] is the first index in
-	// prep.bound of the pods of target i (nodes, then in-flight claims), boundFrom[i+1] the end.
-	nodeOf    map[string]int
-	boundFrom []int
+	// nodeOf is the index in prep.nodes of each existing node, by name.
+	nodeOf map[string]int
 	// capacityOf is what each existing node counts toward its NodePool's limits, nil when it has none.
 	capacityOf []vec
 	poolOf     []*poolInfo
@@ -53,7 +51,7 @@ func NewBase(in Input, opts Options) *Base {
 		poolByName[p.name] = p
 	}
 	nodes := len(in.Nodes)
-	b.nodeOf, b.boundFrom = make(map[string]int, nodes), make([]int, 0, len(prep.nodes)+1)
+	b.nodeOf = make(map[string]int, nodes)
 	b.capacityOf, b.poolOf = make([]vec, nodes), make([]*poolInfo, nodes)
 	byName := make(map[string]*corev1.Node, nodes)
 	for _, n := range in.Nodes {
@@ -63,22 +61,16 @@ func NewBase(in Input, opts Options) *Base {
 		b.prep = nil // nodes sharing a name can't be told apart
 		return b
 	}
-	at := 0
-	for i, t := range prep.nodes {
-		b.boundFrom = append(b.boundFrom, at)
-		for at < len(prep.bound) && prep.boundOn[at] == i {
-			at++
-		}
-		if i >= nodes {
-			continue
-		}
+	for i, t := range prep.nodes[:nodes] {
 		b.nodeOf[t.name] = i
 		node := byName[t.name]
 		if pool, ok := poolByName[node.Labels[v1.NodePoolLabelKey]]; ok {
 			b.poolOf[i], b.capacityOf[i] = pool, prep.dims.vec(node.Status.Capacity)
 		}
 	}
-	b.boundFrom = append(b.boundFrom, at)
+	// Without topology groups a bound pod brings a run nothing its target does not already hold (its
+	// requests in used, its host ports in ports): variants leave the bound pods out.
+	prep.bound, prep.boundOn = nil, nil
 	return b
 }
 
@@ -103,7 +95,7 @@ func (b *Base) Solve(ctx context.Context, without []string, pods []*corev1.Pod) 
 }
 
 // variant is the preparation Solve would make of the variant, built from the Base's: the pods are copied
-// to carry their index in the variant, and the targets to carry theirs. It reports false when the Base
+// to carry their index in the variant, where it differs from the Base's. It reports false when the Base
 // can't serve the variant.
 func (b *Base) variant(without []string, pods []*corev1.Pod) (*prepared, bool) {
 	if b.prep == nil {
@@ -112,6 +104,7 @@ func (b *Base) variant(without []string, pods []*corev1.Pod) (*prepared, bool) {
 	base := b.prep
 	prep := &prepared{opts: base.opts, dims: base.dims, topo: base.topo, pools: base.pools, compat: base.compat,
 		poolUsage: make(map[*poolInfo]vec, len(base.poolUsage))}
+	prep.pods = make([]*podInfo, 0, len(pods))
 	for i, pod := range pods {
 		p, ok := b.pending[pod]
 		if !ok {
@@ -138,25 +131,12 @@ func (b *Base) variant(without []string, pods []*corev1.Pod) (*prepared, bool) {
 			prep.poolUsage[pool] = subVec(prep.poolUsage[pool], b.capacityOf[i])
 		}
 	}
-	kept := len(base.bound)
-	for i := range gone {
-		if gone[i] {
-			kept -= b.boundFrom[i+1] - b.boundFrom[i]
-		}
-	}
+	// The targets are the Base's own (runs copy them, numbering the copies by position).
 	prep.nodes = make([]*target, 0, len(base.nodes))
-	prep.bound, prep.boundOn = make([]*podInfo, 0, kept), make([]int, 0, kept)
 	for i, n := range base.nodes {
-		if gone[i] {
-			continue
+		if !gone[i] {
+			prep.nodes = append(prep.nodes, n)
 		}
-		t := *n
-		t.id = len(prep.nodes)
-		prep.bound = append(prep.bound, base.bound[b.boundFrom[i]:b.boundFrom[i+1]]...)
-		for len(prep.boundOn) < len(prep.bound) {
-			prep.boundOn = append(prep.boundOn, t.id)
-		}
-		prep.nodes = append(prep.nodes, &t)
 	}
 	return prep, true
 }

@@ -134,3 +134,56 @@ func TestBaseFallsBack(t *testing.T) {
 		t.Fatal("every random workload was reused; the fallback was not exercised")
 	}
 }
+
+// TestBaseTracksResourcesBeyondTheUsualFour: a Base reads the pods once, assuming they request nothing but
+// cpu, memory, pods and ephemeral storage, and must notice when one (bound only, not among the pods to
+// place) or a DaemonSet requests a resource an instance type offers: that resource is a dimension of every
+// variant, so the Base can't reuse its preparation. A resource no type offers is no dimension, and the
+// Base still reuses. Every variant must give Solve's plan.
+func TestBaseTracksResourcesBeyondTheUsualFour(t *testing.T) {
+	const device = corev1.ResourceName("example.com/device")
+	for seed := int64(0); seed < 20; seed++ {
+		for _, c := range []struct {
+			name           string
+			offered, onPod bool
+			reuses         bool
+		}{
+			{name: "bound pod, offered", offered: true, onPod: true, reuses: false},
+			{name: "bound pod, not offered", offered: false, onPod: true, reuses: true},
+			{name: "daemonset, offered", offered: true, onPod: false, reuses: false},
+		} {
+			rng := rand.New(rand.NewSource(seed))
+			in := randomCluster(rng)
+			its := smallCatalog()
+			if c.offered {
+				withDevice := *its[1]
+				withDevice.Capacity = withDevice.Capacity.DeepCopy()
+				withDevice.Capacity[device] = resource.MustParse("2")
+				its[1] = &withDevice
+			}
+			in.InstanceTypes["pool"] = its
+			last := &in.Nodes[len(in.Nodes)-1]
+			if c.onPod {
+				p := pod("device-user", "100m", "128Mi")
+				p.Spec.Containers[0].Resources.Requests[device] = resource.MustParse("1")
+				last.Pods = append(slices.Clone(last.Pods), p)
+			} else {
+				ds := daemonSet("100m")
+				ds.Spec.Template.Spec.Containers[0].Resources.Requests[device] = resource.MustParse("1")
+				in.DaemonSets = append(in.DaemonSets, ds)
+			}
+			// The pods to place: the pending ones and those of every node but the last, whose pods are
+			// only bound.
+			union := in
+			union.Pods = slices.Clone(in.Pods)
+			for _, n := range in.Nodes[:len(in.Nodes)-1] {
+				union.Pods = append(union.Pods, n.Pods...)
+			}
+			base := solver.NewBase(union, solver.Options{})
+			if base.Reuses() != c.reuses {
+				t.Fatalf("seed %d, %s: Reuses %v, want %v", seed, c.name, base.Reuses(), c.reuses)
+			}
+			checkVariants(t, seed, in, base, rng)
+		}
+	}
+}

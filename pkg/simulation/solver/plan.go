@@ -16,13 +16,7 @@ import (
 
 // plan turns the run's state into the Plan.
 func (r *run) plan(order Order) *Plan {
-	plan := &Plan{Order: order, Placements: []Placement{}, NodeClaims: []NodeClaimPlan{}, Unschedulable: []UnschedulablePod{}}
-	for _, n := range r.nodes {
-		for i, p := range n.pods {
-			plan.Placements = append(plan.Placements, Placement{Pod: p.ref, Target: n.name, InFlight: n.kind == kindInFlight, Sequence: n.seqs[i]})
-		}
-	}
-	slices.SortFunc(plan.Placements, func(a, b Placement) int { return cmp.Compare(a.Sequence, b.Sequence) })
+	plan := &Plan{Order: order, Placements: r.nodePlacements(), NodeClaims: []NodeClaimPlan{}, Unschedulable: []UnschedulablePod{}}
 	onClaims := make(vec, len(r.prep.dims.names))
 	slots := newReservationSlots(r.prep.pools)
 	var unreserved []*podInfo
@@ -49,6 +43,53 @@ func (r *run) plan(order Order) *Plan {
 		plan.Unschedulable = append(plan.Unschedulable, UnschedulablePod{Pod: p.ref, Reasons: []Reason{{Message: reservationReason}}})
 	}
 	return plan
+}
+
+// nodePlacements lists the pods placed on existing nodes and in-flight claims in sequence order.
+// Sequences are distinct and below r.seq: when the nodes hold most of the pods, each placement is put at
+// its sequence and the gaps (pods on new claims) squeezed out, which costs less than sorting them.
+func (r *run) nodePlacements() []Placement {
+	placed := 0
+	for _, n := range r.nodes {
+		placed += len(n.pods)
+	}
+	each := func(f func(Placement) bool) {
+		for _, n := range r.nodes {
+			for i, p := range n.pods {
+				if !f(Placement{Pod: p.ref, Target: n.name, InFlight: n.kind == kindInFlight, Sequence: n.seqs[i]}) {
+					return
+				}
+			}
+		}
+	}
+	if 2*placed >= r.seq {
+		bySeq, filled := make([]Placement, r.seq), make([]bool, r.seq)
+		distinct := true
+		each(func(pl Placement) bool {
+			if s := pl.Sequence; s >= 0 && s < r.seq && !filled[s] {
+				bySeq[s], filled[s] = pl, true
+				return true
+			}
+			distinct = false
+			return false
+		})
+		if distinct {
+			out := bySeq[:0]
+			for s := range bySeq {
+				if filled[s] {
+					out = append(out, bySeq[s])
+				}
+			}
+			return out
+		}
+	}
+	out := make([]Placement, 0, placed)
+	each(func(pl Placement) bool {
+		out = append(out, pl)
+		return true
+	})
+	slices.SortFunc(out, func(a, b Placement) int { return cmp.Compare(a.Sequence, b.Sequence) })
+	return out
 }
 
 // outcome is the plan's unplaced pods and price, as plan would report them, without spelling out the

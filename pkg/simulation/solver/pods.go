@@ -35,6 +35,7 @@ type podInfo struct {
 	pinKeys        []string // topology keys (not hostname) whose domain must be known once placed
 	constrained    bool     // has topology or affinity constraints
 	seed           bool     // needs a host without pods like it (hostname anti-affinity)
+	untracked      bool     // requests a resource the solve's dimensions leave out
 	invalid        error
 	// tries are the attempts under the solve's preference policy, listed once by prepare for pending pods
 	// (the packing orders share them, read-only).
@@ -85,21 +86,55 @@ func podHostPorts(pod *corev1.Pod) []hostPort {
 // overhead, requests what its container does plus one pod; that common case is read without building the
 // list.
 func podRequests(pod *corev1.Pod, dims *resourceDims) vec {
-	if len(pod.Spec.Containers) != 1 || len(pod.Spec.InitContainers) > 0 || len(pod.Spec.Overhead) > 0 {
-		return dims.vec(scheduling.PodRequests(pod))
-	}
-	v := dims.vec(pod.Spec.Containers[0].Resources.Requests)
-	v[dims.index[corev1.ResourcePods]] = 1
+	v, _ := podRequestsInto(make(vec, len(dims.names)), pod, dims)
 	return v
 }
 
-// newPodInfo parses a pod. Topology groups are registered in topo; memberOf and blockedBy are filled in
-// later by linkGroups, once every pod has registered its groups.
-func newPodInfo(pod *corev1.Pod, index int, dims *resourceDims, topo *topology, volumes *volumeIndex) *podInfo {
-	p := &podInfo{pod: pod, ref: PodRef{Namespace: pod.Namespace, Name: pod.Name}, index: index}
-	p.requests = podRequests(pod, dims)
+// podRequestsInto is podRequests written into v, which has a zero per dimension; untracked reports
+// whether the pod requests a resource dims does not track.
+func podRequestsInto(v vec, pod *corev1.Pod, dims *resourceDims) (out vec, untracked bool) {
+	if len(pod.Spec.Containers) != 1 || len(pod.Spec.InitContainers) > 0 || len(pod.Spec.Overhead) > 0 {
+		return dims.vecInto(v, scheduling.PodRequests(pod))
+	}
+	_, untracked = dims.vecInto(v, pod.Spec.Containers[0].Resources.Requests)
+	v[dims.index[corev1.ResourcePods]] = 1
+	return v, untracked
+}
+
+// podArena hands out podInfos and request vectors carved from chunks: a solve parses every pod of the
+// cluster, and one allocation per chunk costs much less than two per pod. A podInfo keeps its chunk alive,
+// which is no loss: a preparation's pods live as long as one another.
+type podArena struct {
+	infos []podInfo
+	vecs  vec
+}
+
+const arenaChunk = 256
+
+func (a *podArena) info() *podInfo {
+	if len(a.infos) == 0 {
+		a.infos = make([]podInfo, arenaChunk)
+	}
+	p := &a.infos[0]
+	a.infos = a.infos[1:]
+	return p
+}
+
+// vec is a zero vector of n dimensions.
+func (a *podArena) vec(n int) vec {
+	if len(a.vecs) < n {
+		a.vecs = make(vec, arenaChunk*n)
+	}
+	v := a.vecs[:n:n]
+	a.vecs = a.vecs[n:]
+	return v
+}
+
+// newPodInfo parses a pending pod. Topology groups are registered in topo; memberOf and blockedBy are
+// filled in later by linkGroups, once every pod has registered its groups.
+func newPodInfo(arena *podArena, pod *corev1.Pod, index int, dims *resourceDims, topo *topology, volumes *volumeIndex) *podInfo {
+	p := newBoundPodInfo(arena, pod, index, dims, topo)
 	p.tolerations = pod.Spec.Tolerations
-	p.ports = podHostPorts(pod)
 	terms, err := scheduling.PodRequirements(pod)
 	if err != nil {
 		p.invalid = err
@@ -118,6 +153,19 @@ func newPodInfo(pod *corev1.Pod, index int, dims *resourceDims, topo *topology, 
 	if p.preferredTerms, err = scheduling.PodPreferredRequirements(pod); err != nil {
 		p.invalid = err
 	}
+	p.hasPreferences = len(p.softSpreads)+len(p.softAffinities)+len(p.preferredTerms) > 0
+	return p
+}
+
+// newBoundPodInfo parses what a pod already on a node or in-flight claim brings to a solve: its requests
+// and host ports, which its target loses, and its topology spreads and pod (anti-)affinities, which other
+// pods are counted by. Its node selector, affinity to nodes, tolerations and preferred node terms only
+// matter to placing it, which a solve never does, so they are not read.
+func newBoundPodInfo(arena *podArena, pod *corev1.Pod, index int, dims *resourceDims, topo *topology) *podInfo {
+	p := arena.info()
+	*p = podInfo{pod: pod, ref: PodRef{Namespace: pod.Namespace, Name: pod.Name}, index: index}
+	p.requests, p.untracked = podRequestsInto(arena.vec(len(dims.names)), pod, dims)
+	p.ports = podHostPorts(pod)
 	for _, c := range pod.Spec.TopologySpreadConstraints {
 		s := topo.spread(pod, c)
 		if s.soft {
@@ -138,7 +186,6 @@ func newPodInfo(pod *corev1.Pod, index int, dims *resourceDims, topo *topology, 
 			}
 		}
 	}
-	p.hasPreferences = len(p.softSpreads)+len(p.softAffinities)+len(p.preferredTerms) > 0
 	for _, a := range p.affinities {
 		p.seed = p.seed || (a.anti && a.group.key == v1.LabelHostname)
 	}

@@ -52,10 +52,34 @@ func (d *resourceDims) add(n corev1.ResourceName) {
 type vec []int64
 
 func (d *resourceDims) vec(l corev1.ResourceList) vec {
-	v := make(vec, len(d.names))
+	v, _ := d.vecInto(make(vec, len(d.names)), l)
+	return v
+}
+
+// vecInto is vec written into v, which has a zero per dimension; untracked reports whether l names a
+// resource d does not track.
+func (d *resourceDims) vecInto(v vec, l corev1.ResourceList) (out vec, untracked bool) {
+	if len(d.names) <= 2*len(l) {
+		// Looking up each dimension's name costs less than iterating the map, with the same result.
+		found := 0
+		for i, n := range d.names {
+			q, ok := l[n]
+			if !ok {
+				continue
+			}
+			found++
+			if i == dimCPU {
+				v[i] = q.MilliValue()
+			} else {
+				v[i] = q.Value()
+			}
+		}
+		return v, found < len(l)
+	}
 	for n, q := range l {
 		i, ok := d.index[n]
 		if !ok {
+			untracked = true
 			continue
 		}
 		if i == dimCPU {
@@ -64,7 +88,7 @@ func (d *resourceDims) vec(l corev1.ResourceList) vec {
 			v[i] = q.Value()
 		}
 	}
-	return v
+	return v, untracked
 }
 
 func (d *resourceDims) list(v vec) corev1.ResourceList {

@@ -54,10 +54,18 @@ func newRun(prep *prepared) *run {
 	for _, pool := range prep.pools {
 		r.inUse[pool] = prep.poolUsage[pool].clone()
 	}
-	for _, n := range prep.nodes {
-		c := *n
-		c.used, c.ports, c.pods, c.seqs, c.hostCounts = n.used.clone(), slices.Clone(n.ports), nil, nil, nil
-		r.nodes = append(r.nodes, &c)
+	// The copies and their usage vectors are carved out of two allocations rather than two per node.
+	copies, dims := make([]target, len(prep.nodes)), len(prep.dims.names)
+	used := make(vec, len(prep.nodes)*dims)
+	r.nodes = make([]*target, len(prep.nodes))
+	for i, n := range prep.nodes {
+		c := &copies[i]
+		*c = *n
+		c.id = i // a Base's variant shares the Base's targets, numbered in the Base
+		c.used = used[i*dims : (i+1)*dims : (i+1)*dims]
+		copy(c.used, n.used)
+		c.ports, c.pods, c.seqs, c.hostCounts = slices.Clone(n.ports), nil, nil, nil
+		r.nodes[i] = c
 	}
 	for i, p := range prep.bound {
 		r.record(p, r.nodes[prep.boundOn[i]], &attempt{affinities: p.affinities})
@@ -167,12 +175,32 @@ func anyTermMatches(terms []scheduling.Requirements, nodeReqs scheduling.Require
 
 // commit records the pod on a node or claim whose state (requirements, type) is already updated.
 func (r *run) commit(p *podInfo, att *attempt, t *target) {
+	if t.pods == nil && t.kind != kindNewClaim {
+		room := r.room(t)
+		t.pods, t.seqs = make([]*podInfo, 0, room), make([]int, 0, room)
+	}
 	t.used.addInPlace(p.requests)
 	t.ports = append(t.ports, p.ports...)
 	t.pods = append(t.pods, p)
 	t.seqs = append(t.seqs, r.seq)
 	r.seq++
 	r.record(p, t, att)
+}
+
+// room is how many more pods the existing node or in-flight claim can take in this run: no more than its
+// free amount of each resource over the least any pod placeAll places requests (every pod requests one
+// "pods"). It sizes the target's pod list once instead of growing it pod by pod.
+func (r *run) room(t *target) int {
+	if r.leastRequests == nil {
+		return 1
+	}
+	room := int64(math.MaxInt64)
+	for d, least := range r.leastRequests {
+		if least > 0 {
+			room = min(room, (t.alloc[d]-t.used[d])/least)
+		}
+	}
+	return int(min(max(room, 1), 1024))
 }
 
 // claimChoice is a priced way to put a pod on a new claim.

@@ -29,6 +29,10 @@ type prepared struct {
 	parsed map[*corev1.Pod]*podInfo
 	// compat lets pods require well-known labels a NodePool leaves to its instance types.
 	compat scheduling.CompatibilityOptions
+	// arena holds the parsed pods.
+	arena podArena
+	// untracked is set when a pod requests a resource dims leave out (prepareSharing).
+	untracked bool
 }
 
 // Solve places the pods. It returns an error only for a cancelled context; everything it can't place is
@@ -92,32 +96,89 @@ func prepare(in Input, opts Options) *prepared {
 	return prepareSharing(in, opts, false)
 }
 
-// prepareSharing is prepare; with share, a pod both pending and bound is parsed once (its two podInfos
-// share what parsing built, which is only sound without topology groups: see Base).
+// prepareSharing is prepare; with share, the preparation is for a Base, which only reuses one without
+// topology groups, where a bound pod is read for nothing but its requests and ports: a pod both pending
+// and bound is parsed once and entered in both lists as the same podInfo, and a bound pod without
+// topology terms of its own is only summed into its target (prep.bound lacks it, so that a preparation
+// with groups is unfit for solving).
+//
+// A Base has no use for a preparation with more than the four tracked resources, and in the usual cluster no
+// pod requests another: with share, the pods are read once, parsed with those four, rather than once more
+// beforehand by demandedResources; should one of them (or an in-flight claim, a DaemonSet or a NodePool
+// limit) name another resource after all, the preparation is made again the usual way.
 func prepareSharing(in Input, opts Options, share bool) *prepared {
-	prep := &prepared{opts: opts, dims: newResourceDims(demandedResources(in)), topo: newTopology(), poolUsage: map[*poolInfo]vec{},
+	if share && !untrackedOutsidePods(in) {
+		if prep := prepareWith(in, opts, share, newResourceDims(nil)); !prep.untracked {
+			return prep
+		}
+	}
+	return prepareWith(in, opts, share, newResourceDims(demandedResources(in)))
+}
+
+// untrackedOutsidePods reports whether an in-flight claim's requests, a DaemonSet's pods or a NodePool's
+// limits name a resource beyond the four every solve tracks that some instance type offers (what
+// demandedResources would add for them).
+func untrackedOutsidePods(in Input) bool {
+	used := map[corev1.ResourceName]bool{}
+	mark := func(name corev1.ResourceName) { used[name] = true }
+	for _, f := range in.InFlight {
+		forEachExtraName(f.NodeClaim.Spec.Resources.Requests, mark)
+	}
+	for _, ds := range in.DaemonSets {
+		forEachRequestName(&ds.Spec.Template.Spec, mark)
+	}
+	for _, np := range in.NodePools {
+		forEachExtraName(corev1.ResourceList(np.Spec.Limits), mark)
+	}
+	if len(used) == 0 {
+		return false
+	}
+	for _, its := range in.InstanceTypes {
+		for _, it := range its {
+			for name := range it.Capacity {
+				if used[name] {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// prepareWith is prepareSharing with the resource dimensions given; the preparation's untracked says
+// whether a pod requests a resource they leave out.
+func prepareWith(in Input, opts Options, share bool, dims *resourceDims) *prepared {
+	prep := &prepared{opts: opts, dims: dims, topo: newTopology(), poolUsage: map[*poolInfo]vec{},
 		compat: scheduling.AllowUndefinedWellKnown()}
 	if share {
 		prep.parsed = make(map[*corev1.Pod]*podInfo, len(in.Pods))
 	}
 	volumes := newVolumeIndex(in.Volumes)
 	for i, pod := range in.Pods {
-		prep.pods = append(prep.pods, newPodInfo(pod, i, prep.dims, prep.topo, volumes))
+		prep.pods = append(prep.pods, newPodInfo(&prep.arena, pod, i, prep.dims, prep.topo, volumes))
 		if share {
 			prep.parsed[pod] = prep.pods[i]
 		}
 	}
 	prep.pools = newPoolInfos(in, prep.dims, newDaemonInfos(in.DaemonSets, prep.dims), prep.compat)
-	prep.addNodes(in, volumes)
+	prep.addNodes(in)
+	// Every parsed pod once: a bound pod that shares its pending twin's podInfo (share) is that pod.
+	all := slices.Clone(prep.pods)
+	for _, p := range prep.bound {
+		if p.index < 0 {
+			all = append(all, p)
+		}
+	}
 	owners := map[*group]bool{}
-	for _, p := range append(slices.Clone(prep.pods), prep.bound...) {
+	for _, p := range all {
+		prep.untracked = prep.untracked || p.untracked
 		for _, a := range p.affinities {
 			if a.owners != nil {
 				owners[a.owners] = true
 			}
 		}
 	}
-	for _, p := range append(slices.Clone(prep.pods), prep.bound...) {
+	for _, p := range all {
 		p.linkGroups(prep.topo, owners)
 	}
 	keys := []string{v1.LabelTopologyZone, v1.CapacityTypeLabelKey}
@@ -144,32 +205,25 @@ func prepareSharing(in Input, opts Options, share bool) *prepared {
 func demandedResources(in Input) []corev1.ResourceList {
 	pending := corev1.ResourceList{}
 	used := map[corev1.ResourceName]bool{}
+	markUsed := func(name corev1.ResourceName) { used[name] = true }
 	for _, pod := range in.Pods {
-		for _, name := range requestNames(pod) {
-			pending[name] = resource.Quantity{}
-		}
+		forEachRequestName(&pod.Spec, func(name corev1.ResourceName) { pending[name] = resource.Quantity{} })
 	}
 	for _, n := range in.Nodes {
 		for _, pod := range n.Pods {
-			for _, name := range requestNames(pod) {
-				used[name] = true
-			}
+			forEachRequestName(&pod.Spec, markUsed)
 		}
 	}
 	for _, f := range in.InFlight {
 		for _, pod := range f.Pods {
-			for _, name := range requestNames(pod) {
-				used[name] = true
-			}
+			forEachRequestName(&pod.Spec, markUsed)
 		}
 		for name := range f.NodeClaim.Spec.Resources.Requests {
 			used[name] = true
 		}
 	}
 	for _, ds := range in.DaemonSets {
-		for _, name := range requestNames(&corev1.Pod{Spec: ds.Spec.Template.Spec}) {
-			used[name] = true
-		}
+		forEachRequestName(&ds.Spec.Template.Spec, markUsed)
 	}
 	for _, np := range in.NodePools {
 		for name := range np.Spec.Limits {
@@ -189,23 +243,45 @@ func demandedResources(in Input) []corev1.ResourceList {
 	return []corev1.ResourceList{pending, offered}
 }
 
-// requestNames lists the resources a pod's containers, init containers and overhead request.
-func requestNames(pod *corev1.Pod) []corev1.ResourceName {
-	var out []corev1.ResourceName
-	for _, list := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
-		for _, c := range list {
-			for name := range c.Resources.Requests {
-				out = append(out, name)
-			}
+// forEachRequestName calls f with each resource a pod's containers, init containers and overhead request
+// (a name may come more than once), except the four every solve tracks (newResourceDims), which change
+// nothing here. It builds no list, and a request list of only those four is not iterated but looked up:
+// demandedResources reads every pod of the cluster.
+func forEachRequestName(spec *corev1.PodSpec, f func(corev1.ResourceName)) {
+	for _, list := range [2][]corev1.Container{spec.Containers, spec.InitContainers} {
+		for i := range list {
+			forEachExtraName(list[i].Resources.Requests, f)
 		}
 	}
-	for name := range pod.Spec.Overhead {
-		out = append(out, name)
-	}
-	return out
+	forEachExtraName(spec.Overhead, f)
 }
 
-func (prep *prepared) addNodes(in Input, volumes *volumeIndex) {
+// trackedResources are the resources newResourceDims always tracks.
+var trackedResources = [...]corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods, corev1.ResourceEphemeralStorage}
+
+func forEachExtraName(l corev1.ResourceList, f func(corev1.ResourceName)) {
+	if len(l) == 0 {
+		return
+	}
+	if len(l) <= len(trackedResources) {
+		tracked := 0
+		for _, name := range trackedResources {
+			if _, ok := l[name]; ok {
+				tracked++
+			}
+		}
+		if tracked == len(l) {
+			return
+		}
+	}
+	for name := range l {
+		if !slices.Contains(trackedResources[:], name) {
+			f(name)
+		}
+	}
+}
+
+func (prep *prepared) addNodes(in Input) {
 	poolByName := map[string]*poolInfo{}
 	for _, p := range prep.pools {
 		poolByName[p.name] = p
@@ -220,7 +296,7 @@ func (prep *prepared) addNodes(in Input, volumes *volumeIndex) {
 		if pool, ok := poolByName[n.Node.Labels[v1.NodePoolLabelKey]]; ok {
 			prep.poolUsage[pool].addInPlace(prep.dims.vec(n.Node.Status.Capacity))
 		}
-		prep.addTarget(t, n.Pods, volumes)
+		prep.addTarget(t, n.Pods)
 	}
 	claims := slices.Clone(in.InFlight)
 	slices.SortStableFunc(claims, func(a, b InFlightNodeClaim) int { return cmp.Compare(a.NodeClaim.Name, b.NodeClaim.Name) })
@@ -244,7 +320,7 @@ func (prep *prepared) addNodes(in Input, volumes *volumeIndex) {
 		}
 		// In-flight claims are matched like nodes, by the labels their requirements fix.
 		t.reqs = scheduling.FromLabels(t.labels)
-		prep.addTarget(t, c.Pods, volumes)
+		prep.addTarget(t, c.Pods)
 	}
 }
 
@@ -266,20 +342,33 @@ func (prep *prepared) inFlightAllocatable(nc *v1.NodeClaim, pool *poolInfo, reqs
 	return requests
 }
 
-func (prep *prepared) addTarget(t *target, pods []*corev1.Pod, volumes *volumeIndex) {
+func (prep *prepared) addTarget(t *target, pods []*corev1.Pod) {
 	t.used = make(vec, len(prep.dims.names))
 	sorted := slices.Clone(pods)
 	slices.SortStableFunc(sorted, func(a, b *corev1.Pod) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
+	var scratch vec
 	for _, pod := range sorted {
-		var p *podInfo
-		if parsed, ok := prep.parsed[pod]; ok {
-			c := *parsed
-			c.index = -1 - len(prep.bound)
-			p = &c
-		} else {
-			p = newPodInfo(pod, -1-len(prep.bound), prep.dims, prep.topo, volumes)
+		// A bound pod's index (negative) is never read; one that is also pending (prepareSharing) is
+		// entered as its pending podInfo, which placement reads the same way.
+		p, ok := prep.parsed[pod]
+		if !ok && prep.parsed != nil && !hasTopologyTerms(pod) {
+			// Preparing for a Base, a pod neither pending nor constraining topology matters only to
+			// topology groups that select it, and a Base reuses no preparation that has groups: it is
+			// summed into its target without a podInfo.
+			if scratch == nil {
+				scratch = make(vec, len(prep.dims.names))
+			}
+			clear(scratch)
+			requests, untracked := podRequestsInto(scratch, pod, prep.dims)
+			t.used.addInPlace(requests)
+			prep.untracked = prep.untracked || untracked
+			t.ports = append(t.ports, podHostPorts(pod)...)
+			continue
+		}
+		if !ok {
+			p = newBoundPodInfo(&prep.arena, pod, -1-len(prep.bound), prep.dims, prep.topo)
 		}
 		t.used.addInPlace(p.requests)
 		t.ports = append(t.ports, p.ports...)
@@ -287,6 +376,16 @@ func (prep *prepared) addTarget(t *target, pods []*corev1.Pod, volumes *volumeIn
 		prep.boundOn = append(prep.boundOn, len(prep.nodes))
 	}
 	prep.nodes = append(prep.nodes, t)
+}
+
+// hasTopologyTerms reports whether the pod has a topology spread or a pod (anti-)affinity term: whether it
+// brings topology groups of its own.
+func hasTopologyTerms(pod *corev1.Pod) bool {
+	if len(pod.Spec.TopologySpreadConstraints) > 0 {
+		return true
+	}
+	a := pod.Spec.Affinity
+	return a != nil && (a.PodAffinity != nil || a.PodAntiAffinity != nil)
 }
 
 // prepareUniverses sets, for every spread of every pod, its node filter and the domains it counts: the
