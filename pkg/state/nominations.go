@@ -78,6 +78,20 @@ func (s *PodStore) nominations() []nomination {
 	return out
 }
 
+// NominatedWith returns the pods nominated to target, whether or not the nominations still hold, in no
+// particular order.
+func (s *PodStore) NominatedWith(target Target) []types.NamespacedName {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []types.NamespacedName
+	for key, n := range s.nominated {
+		if n.target == target {
+			out = append(out, key)
+		}
+	}
+	return out
+}
+
 // nominationOf returns a copy of the pod's nomination.
 func (s *PodStore) nominationOf(key types.NamespacedName) (nomination, bool) {
 	s.mu.RLock()
@@ -152,6 +166,11 @@ func (c *Cluster) Nominations() []Nomination {
 		}
 	}
 	return out
+}
+
+// NominatedWith returns the pods nominated to target (PodStore.NominatedWith).
+func (c *Cluster) NominatedWith(target Target) []types.NamespacedName {
+	return c.Pods.NominatedWith(target)
 }
 
 // NominationOf returns the pod's live nomination, if it has one.

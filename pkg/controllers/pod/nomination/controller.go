@@ -35,6 +35,8 @@ type Nominations interface {
 	NominationOf(pod types.NamespacedName) (state.Nomination, bool)
 	// Nominations returns every nomination that holds.
 	Nominations() []state.Nomination
+	// NominatedWith returns the pods nominated to the target.
+	NominatedWith(target state.Target) []types.NamespacedName
 }
 
 // Deps are what the controller needs.
@@ -149,6 +151,13 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	if want != "" {
+		if behind, err := c.behind(ctx, pod); err != nil {
+			return reconcile.Result{}, err
+		} else if behind {
+			want, result = "", reconcile.Result{RequeueAfter: siblingRecheck}
+		}
+	}
 	if pod.Status.NominatedNodeName == want {
 		c.remember(req.NamespacedName, want)
 		return result, nil
@@ -184,6 +193,16 @@ func (c *Controller) wanted(ctx context.Context, pod types.NamespacedName) (stri
 		return "", reconcile.Result{RequeueAfter: inFlightRecheck}, err
 	}
 	return node, reconcile.Result{RequeueAfter: inFlightRecheck}, nil
+}
+
+// behind reports whether the pod waits for a sibling of its spread group planned onto the same target to be
+// hinted first (behindSibling).
+func (c *Controller) behind(ctx context.Context, pod *corev1.Pod) (bool, error) {
+	n, ok := c.nominations.NominationOf(client.ObjectKeyFromObject(pod))
+	if !ok {
+		return false, nil
+	}
+	return c.behindSibling(ctx, pod, n.Target)
 }
 
 // nodeOfClaim returns the name of the NodeClaim's Node, empty while it has none.
@@ -338,6 +357,11 @@ func (c *Controller) Unhinted(ctx context.Context) (int, error) {
 		}
 		if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil ||
 			(pod.Status.NominatedNodeName != "" && provisioning.NominatedNodeNameOwner(pod) != provisioning.NominationFieldManager) {
+			continue
+		}
+		if behind, err := c.behindSibling(ctx, pod, nom.Target); err != nil {
+			return 0, err
+		} else if behind {
 			continue
 		}
 		if pod.Status.NominatedNodeName != node && c.toldOf(nom.Pod) != node {

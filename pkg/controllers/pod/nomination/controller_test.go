@@ -27,6 +27,16 @@ func (n nominations) NominationOf(pod types.NamespacedName) (state.Nomination, b
 	return got, ok
 }
 
+func (n nominations) NominatedWith(target state.Target) []types.NamespacedName {
+	var out []types.NamespacedName
+	for k, v := range n {
+		if v.Target == target {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 func (n nominations) Nominations() []state.Nomination {
 	var out []state.Nomination
 	for _, v := range n {
@@ -152,5 +162,72 @@ var _ = Describe("Controller", func() {
 		Expect(c.PodsNominatedToClaim(ctx, launched)).To(ConsistOf(reconcile.Request{NamespacedName: key}))
 		other := &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "default-xyz"}}
 		Expect(c.PodsNominatedToClaim(ctx, other)).To(BeEmpty())
+	})
+
+	It("hints only the first of the pods of a spread group planned onto one Node, the next once it is bound", func(ctx context.Context) {
+		spread := func(name string) *corev1.Pod {
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{"app": "web"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "pause"}},
+					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: corev1.LabelTopologyZone,
+						WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}}}
+			Expect(env.Client.Create(ctx, p)).To(Succeed())
+			return p
+		}
+		first, second := spread("web-a"), spread("web-b")
+		target := state.Target{NodeClaim: "default-abc"}
+		for _, p := range []*corev1.Pod{first, second} {
+			k := client.ObjectKeyFromObject(p)
+			noms[k] = state.Nomination{Pod: k, Target: target, NodeName: "node-1", Until: clk.Now().Add(time.Minute)}
+		}
+		hint := func(p *corev1.Pod) string {
+			_, err := c.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(p)})
+			Expect(err).NotTo(HaveOccurred())
+			got := &corev1.Pod{}
+			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(p), got)).To(Succeed())
+			return got.Status.NominatedNodeName
+		}
+		Expect(hint(first)).To(Equal("node-1"))
+		Expect(hint(second)).To(BeEmpty(), "the kube-scheduler would count web-a on node-1 against web-b's zone")
+
+		By("a pod of another group, or one without a hard constraint, is hinted as usual")
+		other := spread("api-a")
+		other.Labels = map[string]string{"app": "api"}
+		Expect(env.Client.Update(ctx, other)).To(Succeed())
+		k := client.ObjectKeyFromObject(other)
+		noms[k] = state.Nomination{Pod: k, Target: target, NodeName: "node-1", Until: clk.Now().Add(time.Minute)}
+		Expect(hint(other)).To(Equal("node-1"))
+
+		By("web-a bound: web-b is next")
+		delete(noms, client.ObjectKeyFromObject(first))
+		Expect(env.Client.Delete(ctx, first)).To(Succeed())
+		Expect(hint(second)).To(Equal("node-1"))
+	})
+
+	It("does not hold a Node for a pod waiting behind a sibling", func(ctx context.Context) {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}
+		Expect(env.Client.Create(ctx, node)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) { Expect(env.Client.Delete(ctx, node)).To(Succeed()) })
+		target := state.Target{NodeClaim: "default-abc"}
+		var keys []types.NamespacedName
+		for _, name := range []string{"web-a", "web-b"} {
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{"app": "web"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "pause"}},
+					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: corev1.LabelHostname,
+						WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}}}
+			Expect(env.Client.Create(ctx, p)).To(Succeed())
+			k := client.ObjectKeyFromObject(p)
+			keys = append(keys, k)
+			noms[k] = state.Nomination{Pod: k, Target: target, NodeName: "node-1", Until: clk.Now().Add(time.Minute)}
+		}
+		clk.Step(time.Second)
+		n, err := c.Unhinted(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(n).To(Equal(1), "web-a")
+		_, err = c.Reconcile(ctx, reconcile.Request{NamespacedName: keys[0]})
+		Expect(err).NotTo(HaveOccurred())
+		clk.Step(time.Second)
+		n, err = c.Unhinted(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(n).To(Equal(0))
 	})
 })
