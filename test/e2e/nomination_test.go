@@ -153,21 +153,7 @@ func steeredPlacement(t *testing.T, name string, hints bool) (landed, planned st
 		return boundTo(ctx, t, ns, "small") == b, nil
 	})
 	if hints {
-		// Each failed attempt at free clears its hint and Lathe writes it again: wait until it has held for
-		// a few polls in a row.
-		held := 0
-		eventually(t, time.Minute, "free to keep Lathe's nominatedNodeName", func(ctx context.Context) (bool, error) {
-			p := &corev1.Pod{}
-			if err := s.kubeClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "free"}, p); err != nil {
-				return false, err
-			}
-			if p.Status.NominatedNodeName != a || provisioning.NominatedNodeNameOwner(p) != provisioning.NominationFieldManager {
-				held = 0
-				return false, nil
-			}
-			held++
-			return held >= 8, nil
-		})
+		hintsHold(t, ns, a, "free")
 	}
 	untaint(t, a, openTaint)
 	eventually(t, time.Minute, "free to be bound", func(ctx context.Context) (bool, error) {
@@ -176,6 +162,28 @@ func steeredPlacement(t *testing.T, name string, hints bool) (landed, planned st
 	})
 	close(stop)
 	return landed, a, <-watch
+}
+
+// hintsHold waits until the pods' status.nominatedNodeName, set by Lathe, has named node for a few polls in
+// a row: a scheduling attempt under way when Lathe writes a hint clears it when it fails, and Lathe writes
+// it again.
+func hintsHold(t testing.TB, ns, node string, pods ...string) {
+	t.Helper()
+	held := 0
+	eventually(t, time.Minute, fmt.Sprintf("%v to keep Lathe's nominatedNodeName %s", pods, node), func(ctx context.Context) (bool, error) {
+		for _, name := range pods {
+			p := &corev1.Pod{}
+			if err := s.kubeClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
+				return false, err
+			}
+			if p.Status.NominatedNodeName != node || provisioning.NominatedNodeNameOwner(p) != provisioning.NominationFieldManager {
+				held = 0
+				return false, nil
+			}
+		}
+		held++
+		return held >= 8, nil
+	})
 }
 
 // boundTo returns the Node the pod is bound to, empty while it is pending.

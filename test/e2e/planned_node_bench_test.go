@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
-	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
 )
 
 // openings numbers the runs of BenchmarkPodWaitsForItsPlannedNode.
@@ -108,23 +107,7 @@ func openingPlacement(t testing.TB, ns, pool string, hints bool) placement {
 		t.Fatalf("plan %v: want free next to big and filler next to small on another node", out.planned)
 	}
 	if hints {
-		// A scheduling attempt already under way when Lathe writes a hint clears it when it fails, and Lathe
-		// writes it again: wait until the hints have held for a few polls in a row.
-		held := 0
-		eventually(t, time.Minute, "the pods planned onto B to keep Lathe's nominatedNodeName", func(ctx context.Context) (bool, error) {
-			for _, name := range []string{"small", "filler"} {
-				p := &corev1.Pod{}
-				if err := s.kubeClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
-					return false, err
-				}
-				if p.Status.NominatedNodeName != b || provisioning.NominatedNodeNameOwner(p) != provisioning.NominationFieldManager {
-					held = 0
-					return false, nil
-				}
-			}
-			held++
-			return held >= 8, nil
-		})
+		hintsHold(t, ns, b, "small", "filler")
 	}
 	untaint(t, b, holdFirst)
 	// The kube-scheduler tries free as soon as B opens for it: it is bound (to B), or found B full.
