@@ -130,14 +130,19 @@ var _ = Describe("Deadline", func() {
 		Expect(env.Client.Patch(ctx, nodeClaim, client.MergeFrom(stored))).To(Succeed())
 	}
 
-	It("honours a termination timestamp on a NodeClaim without a terminationGracePeriod", func(ctx context.Context) {
-		nodeClaim, _ := f.launch()
-		stamp(ctx, nodeClaim, f.clock.Now())
+	// deadlineOnceDeleted deletes the NodeClaim, which its finalizer keeps, and returns its drain deadline.
+	deadlineOnceDeleted := func(ctx context.Context, nodeClaim *v1.NodeClaim) *time.Time {
 		Expect(env.Client.Delete(ctx, nodeClaim)).To(Succeed())
 		Expect(get(ctx, nodeClaim)).To(BeTrue())
 		deadline, err := termination.Deadline(ctx, env.Client, nodeClaim)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(deadline).To(HaveValue(BeTemporally("==", f.clock.Now())))
+		return deadline
+	}
+
+	It("honours a termination timestamp on a NodeClaim without a terminationGracePeriod", func(ctx context.Context) {
+		nodeClaim, _ := f.launch()
+		stamp(ctx, nodeClaim, f.clock.Now())
+		Expect(deadlineOnceDeleted(ctx, nodeClaim)).To(HaveValue(BeTemporally("==", f.clock.Now())))
 	})
 
 	It("keeps an earlier termination timestamp over the terminationGracePeriod", func(ctx context.Context) {
@@ -145,11 +150,7 @@ var _ = Describe("Deadline", func() {
 			nc.Spec.TerminationGracePeriod = &metav1.Duration{Duration: time.Hour}
 		})
 		stamp(ctx, nodeClaim, f.clock.Now())
-		Expect(env.Client.Delete(ctx, nodeClaim)).To(Succeed())
-		Expect(get(ctx, nodeClaim)).To(BeTrue())
-		deadline, err := termination.Deadline(ctx, env.Client, nodeClaim)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(deadline).To(HaveValue(BeTemporally("==", f.clock.Now())))
+		Expect(deadlineOnceDeleted(ctx, nodeClaim)).To(HaveValue(BeTemporally("==", f.clock.Now())))
 		Expect(get(ctx, nodeClaim)).To(BeTrue())
 		Expect(nodeClaim.Annotations).To(HaveKeyWithValue(v1.NodeClaimTerminationTimestampAnnotationKey, f.clock.Now().Format(time.RFC3339)))
 	})
