@@ -68,8 +68,8 @@ type Deps struct {
 
 // Hints reports whether the kube-scheduler has been told where every pending pod Lathe planned is headed.
 type Hints interface {
-	// Unhinted counts the pending pods planned onto a Node not registered yet whose
-	// status.nominatedNodeName does not name that Node.
+	// Unhinted counts the pending pods planned onto a Node not registered yet that have not been told of
+	// that Node, and those planned onto a NodeClaim whose Node has not appeared yet.
 	Unhinted(ctx context.Context) (int, error)
 }
 

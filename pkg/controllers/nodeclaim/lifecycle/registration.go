@@ -131,9 +131,10 @@ const holdRecheck = 100 * time.Millisecond
 // goes, it tries the pod's status.nominatedNodeName first, and it clears that hint on every attempt that
 // fails. So the Node is held while it is not Ready (or still has the node lifecycle controller's not-ready
 // or unreachable taint), and while any pending pod Lathe planned onto a Node registration holds has not
-// been given its hint (Hints.Unhinted); the first Node released wakes every held one (heldNodes), so that Nodes that exist together open
-// together, every pod planned onto them nominated. HoldLimit after the Node appeared it is registered
-// whatever the state.
+// been given its hint, or is planned onto a NodeClaim whose Node has not appeared yet (Hints.Unhinted);
+// the first Node released wakes every held one (heldNodes), so that the Nodes of a pass open together,
+// every pod planned onto them nominated. HoldLimit after the Node appeared it is registered whatever the
+// state.
 func (r *registration) hold(ctx context.Context, node *corev1.Node) (time.Duration, error) {
 	if r.hints == nil || r.clock.Since(node.CreationTimestamp.Time) >= HoldLimit {
 		return 0, nil

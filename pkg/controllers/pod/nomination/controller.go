@@ -305,9 +305,10 @@ const unhintedMemo = 50 * time.Millisecond
 
 // Unhinted counts the pending pods planned onto a Node that Lathe has not registered yet (one registration
 // holds) that Lathe has not yet told of that Node: it neither wrote that Node into the pod's
-// status.nominatedNodeName nor saw it there. A pod whose nominatedNodeName another manager set is not
-// counted, nor one whose NodeClaim has no Node yet. Registration holds new Nodes while it is not zero
-// (lifecycle.Hints).
+// status.nominatedNodeName nor saw it there, and the pending pods planned onto a NodeClaim that has no Node
+// yet. A pod whose nominatedNodeName another manager set is not counted. Registration holds new Nodes while
+// it is not zero (lifecycle.Hints), so the Nodes of one provisioning pass open together: the kube-scheduler
+// then sees every planned Node at once, instead of filling the first one open with pods planned elsewhere.
 //
 // A pod told once counts as hinted even while its status says otherwise: each kube-scheduler attempt that
 // fails clears the hint, and Lathe writes it again within moments (Reconcile). While Nodes keep appearing
@@ -330,33 +331,29 @@ func (c *Controller) Unhinted(ctx context.Context) (int, error) {
 				return 0, err
 			}
 		}
-		if node == "" {
-			continue
-		}
-		isHeld, ok := held[node]
-		if !ok {
-			found := &corev1.Node{}
-			if err := c.client.Get(ctx, types.NamespacedName{Name: node}, found); err != nil {
-				if !apierrors.IsNotFound(err) {
-					return 0, fmt.Errorf("getting node %s, %w", node, err)
+		if node != "" {
+			isHeld, ok := held[node]
+			if !ok {
+				var err error
+				if isHeld, err = c.registrationHeld(ctx, node); err != nil {
+					return 0, err
 				}
-			} else {
-				isHeld = found.Labels[v1.NodeRegisteredLabelKey] != "true"
+				held[node] = isHeld
 			}
-			held[node] = isHeld
-		}
-		if !isHeld {
-			continue
-		}
-		pod := &corev1.Pod{}
-		if err := c.client.Get(ctx, nom.Pod, pod); err != nil {
-			if apierrors.IsNotFound(err) {
+			if !isHeld {
 				continue
 			}
-			return 0, fmt.Errorf("getting pod %s, %w", nom.Pod, err)
 		}
-		if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil ||
-			(pod.Status.NominatedNodeName != "" && provisioning.NominatedNodeNameOwner(pod) != provisioning.NominationFieldManager) {
+		pod, waiting, err := c.waitingPod(ctx, nom.Pod)
+		if err != nil {
+			return 0, err
+		}
+		if !waiting {
+			continue
+		}
+		if node == "" {
+			// Its NodeClaim is in flight: the Node of the same pass that exists already waits for this one.
+			n++
 			continue
 		}
 		if behind, err := c.behindSibling(ctx, pod, nom.Target); err != nil {
@@ -370,4 +367,33 @@ func (c *Controller) Unhinted(ctx context.Context) (int, error) {
 	}
 	c.memo.at, c.memo.count = c.clock.Now(), n
 	return n, nil
+}
+
+// registrationHeld reports whether the Node exists and Lathe has not registered it yet.
+func (c *Controller) registrationHeld(ctx context.Context, name string) (bool, error) {
+	node := &corev1.Node{}
+	if err := c.client.Get(ctx, types.NamespacedName{Name: name}, node); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("getting node %s, %w", name, err)
+	}
+	return node.Labels[v1.NodeRegisteredLabelKey] != "true", nil
+}
+
+// waitingPod returns the pod and whether it still waits for Lathe's plan: it exists, is neither bound nor
+// being deleted, and no other manager (the kube-scheduler's preemption) set its nominatedNodeName.
+func (c *Controller) waitingPod(ctx context.Context, key types.NamespacedName) (*corev1.Pod, bool, error) {
+	pod := &corev1.Pod{}
+	if err := c.client.Get(ctx, key, pod); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("getting pod %s, %w", key, err)
+	}
+	if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil ||
+		(pod.Status.NominatedNodeName != "" && provisioning.NominatedNodeNameOwner(pod) != provisioning.NominationFieldManager) {
+		return pod, false, nil
+	}
+	return pod, true, nil
 }

@@ -111,7 +111,7 @@ var _ = Describe("Controller", func() {
 		Expect(got.Status.NominatedNodeName).To(Equal("preemption-target"))
 	})
 
-	It("counts the pods planned onto a Node not registered yet whose hint is not set", func(ctx context.Context) {
+	It("counts the pods planned onto a Node not registered yet whose hint is not set, and those whose NodeClaim has no Node yet", func(ctx context.Context) {
 		unhinted := func() int {
 			clk.Step(time.Second) // past the memo
 			n, err := c.Unhinted(ctx)
@@ -122,7 +122,7 @@ var _ = Describe("Controller", func() {
 		Expect(env.Client.Create(ctx, node)).To(Succeed())
 		DeferCleanup(func(ctx context.Context) { Expect(env.Client.Delete(ctx, node)).To(Succeed()) })
 		noms[key] = state.Nomination{Pod: key, Target: state.Target{NodeClaim: "default-in-flight"}}
-		Expect(unhinted()).To(Equal(0), "a NodeClaim without a Node holds nothing")
+		Expect(unhinted()).To(Equal(1), "a NodeClaim of the pass without a Node yet holds the Nodes that exist")
 		noms[key] = state.Nomination{Pod: key, Target: state.Target{NodeClaim: "default-abc"}, NodeName: "node-1", Until: clk.Now().Add(time.Minute)}
 		Expect(unhinted()).To(Equal(1))
 		got, _ := reconcileAndGet(ctx)
