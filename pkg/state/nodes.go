@@ -337,8 +337,8 @@ func claimFingerprint(c *v1.NodeClaim) any {
 		c.Status.Capacity, c.Status.Allocatable, conditions}
 }
 
-// resolve returns a copy of the machine the target names, with its deletion mark, or nil.
-func (s *NodeStore) resolve(t Target, marks map[string]struct{}) *entryView {
+// ref reads, under the lock and copying nothing, what liveness needs of the machine the target names.
+func (s *NodeStore) ref(t Target, marks map[string]struct{}) machineRef {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	key, ok := s.claimKeys[t.NodeClaim]
@@ -346,12 +346,7 @@ func (s *NodeStore) resolve(t Target, marks map[string]struct{}) *entryView {
 		key, ok = s.nodeKeys[t.Node]
 	}
 	if !ok {
-		return nil
+		return machineRef{}
 	}
-	e := s.entries[key]
-	if e == nil {
-		return nil
-	}
-	c := &nodeEntry{node: e.node.DeepCopy(), claim: e.claim.DeepCopy()}
-	return &entryView{entry: c, marked: markedForDeletion(key, c, marks)}
+	return refOf(key, s.entries[key], marks)
 }

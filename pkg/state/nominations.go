@@ -78,6 +78,27 @@ func (s *PodStore) nominations() []nomination {
 	return out
 }
 
+// nominationKey is a nomination without its pod object.
+type nominationKey struct {
+	pod    types.NamespacedName
+	target Target
+	at     time.Time
+}
+
+// nominationKeys returns every nomination's pod key, target and time, sorted by pod, copying no pod.
+func (s *PodStore) nominationKeys() []nominationKey {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]nominationKey, 0, len(s.nominated))
+	for key, n := range s.nominated {
+		out = append(out, nominationKey{pod: key, target: n.target, at: n.at})
+	}
+	slices.SortFunc(out, func(a, b nominationKey) int {
+		return cmp.Or(cmp.Compare(a.pod.Namespace, b.pod.Namespace), cmp.Compare(a.pod.Name, b.pod.Name))
+	})
+	return out
+}
+
 // NominatedWith returns the pods nominated to target, whether or not the nominations still hold, in no
 // particular order.
 func (s *PodStore) NominatedWith(target Target) []types.NamespacedName {
@@ -118,19 +139,39 @@ type Nomination struct {
 // and is not marked for deletion, and the window has not passed since the later of the nomination and the
 // target's Node becoming usable (Ready, else created). It returns the Node name (empty while in flight) and the expiry (zero while in
 // flight).
-func (c *Cluster) liveness(n nomination, e *entryView, now time.Time) (string, time.Time, bool) {
-	if e == nil || e.marked {
+func (c *Cluster) liveness(at time.Time, m machineRef, now time.Time) (string, time.Time, bool) {
+	if !m.found || m.marked {
 		return "", time.Time{}, false
 	}
-	if e.entry.node == nil {
+	if m.node == "" {
 		return "", time.Time{}, true
 	}
-	start := n.at
-	if usable := nodeUsableSince(e.entry.node); usable.After(start) {
-		start = usable
+	start := at
+	if m.usableSince.After(start) {
+		start = m.usableSince
 	}
 	until := start.Add(c.window)
-	return e.entry.node.Name, until, now.Before(until)
+	return m.node, until, now.Before(until)
+}
+
+// machineRef is what liveness needs of the machine a nomination's target names: whether it exists and is
+// marked for deletion, and its Node's name and nodeUsableSince (empty while the NodeClaim is in flight).
+type machineRef struct {
+	found, marked bool
+	node          string
+	usableSince   time.Time
+}
+
+// refOf reads the machineRef of an entry, copying nothing.
+func refOf(key string, e *nodeEntry, marks map[string]struct{}) machineRef {
+	if e == nil {
+		return machineRef{}
+	}
+	m := machineRef{found: true, marked: markedForDeletion(key, e, marks)}
+	if e.node != nil {
+		m.node, m.usableSince = e.node.Name, nodeUsableSince(e.node)
+	}
+	return m
 }
 
 // nodeUsableSince is when the Node could first take pods: when it last became Ready, else when it was
@@ -148,21 +189,20 @@ func nodeUsableSince(node *corev1.Node) time.Time {
 
 // entryView is a machine of a node view with its deletion mark.
 type entryView struct {
-	entry  *nodeEntry
-	marked bool
+	key   string
+	entry *nodeEntry
 }
 
 // Nominations returns the live nominations, sorted by pod.
+// It copies no object: the nomination controller asks on every Node and NodeClaim event.
 func (c *Cluster) Nominations() []Nomination {
-	v := c.Nodes.view()
-	byClaim, byNode := indexView(v, c.Deletions.all())
+	marks := c.Deletions.all()
 	now := c.clock.Now()
 	var out []Nomination
-	for _, n := range c.Pods.nominations() {
-		node, until, live := c.liveness(n, pick(n.target, byClaim, byNode), now)
+	for _, n := range c.Pods.nominationKeys() {
+		node, until, live := c.liveness(n.at, c.Nodes.ref(n.target, marks), now)
 		if live {
-			out = append(out, Nomination{Pod: types.NamespacedName{Namespace: n.pod.Namespace, Name: n.pod.Name},
-				Target: n.target, NodeName: node, Until: until})
+			out = append(out, Nomination{Pod: n.pod, Target: n.target, NodeName: node, Until: until})
 		}
 	}
 	return out
@@ -179,7 +219,7 @@ func (c *Cluster) NominationOf(pod types.NamespacedName) (Nomination, bool) {
 	if !ok {
 		return Nomination{}, false
 	}
-	node, until, live := c.liveness(n, c.Nodes.resolve(n.target, c.Deletions.all()), c.clock.Now())
+	node, until, live := c.liveness(n.at, c.Nodes.ref(n.target, c.Deletions.all()), c.clock.Now())
 	if !live {
 		return Nomination{}, false
 	}
@@ -187,18 +227,22 @@ func (c *Cluster) NominationOf(pod types.NamespacedName) (Nomination, bool) {
 }
 
 // pick returns the machine a target names.
-func pick(t Target, byClaim, byNode map[string]*entryView) *entryView {
+func pick(t Target, byClaim, byNode map[string]*entryView, marks map[string]struct{}) machineRef {
+	ev := byNode[t.Node]
 	if t.NodeClaim != "" {
-		return byClaim[t.NodeClaim]
+		ev = byClaim[t.NodeClaim]
 	}
-	return byNode[t.Node]
+	if ev == nil {
+		return machineRef{}
+	}
+	return refOf(ev.key, ev.entry, marks)
 }
 
 // indexView indexes a node view's machines by NodeClaim name and Node name.
-func indexView(v nodeView, marks map[string]struct{}) (map[string]*entryView, map[string]*entryView) {
+func indexView(v nodeView) (map[string]*entryView, map[string]*entryView) {
 	byClaim, byNode := map[string]*entryView{}, map[string]*entryView{}
 	add := func(key string, e *nodeEntry) {
-		ev := &entryView{entry: e, marked: markedForDeletion(key, e, marks)}
+		ev := &entryView{key: key, entry: e}
 		if e.claim != nil {
 			byClaim[e.claim.Name] = ev
 		}
@@ -221,7 +265,7 @@ func (c *Cluster) attachNominations(snap *Snapshot, v nodeView, marks map[string
 	if len(noms) == 0 {
 		return
 	}
-	byClaim, byNode := indexView(v, marks)
+	byClaim, byNode := indexView(v)
 	nodes := map[string]*StateNode{}
 	for _, n := range snap.Nodes {
 		nodes[n.Node.Name] = n
@@ -232,7 +276,7 @@ func (c *Cluster) attachNominations(snap *Snapshot, v nodeView, marks map[string
 	}
 	now := c.clock.Now()
 	for _, n := range noms {
-		node, _, live := c.liveness(n, pick(n.target, byClaim, byNode), now)
+		node, _, live := c.liveness(n.at, pick(n.target, byClaim, byNode, marks), now)
 		switch {
 		case !live:
 		case node != "" && nodes[node] != nil:

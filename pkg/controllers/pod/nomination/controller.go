@@ -265,10 +265,8 @@ func (c *Controller) podsNominatedTo(ctx context.Context, o client.Object) []rec
 // podsNominatedToClaim maps a NodeClaim to the pending pods nominated to it.
 func (c *Controller) podsNominatedToClaim(_ context.Context, o client.Object) []reconcile.Request {
 	var out []reconcile.Request
-	for _, n := range c.nominations.Nominations() {
-		if n.Target.NodeClaim == o.GetName() {
-			out = append(out, reconcile.Request{NamespacedName: n.Pod})
-		}
+	for _, pod := range c.nominations.NominatedWith(state.Target{NodeClaim: o.GetName()}) {
+		out = append(out, reconcile.Request{NamespacedName: pod})
 	}
 	return out
 }
