@@ -8,6 +8,7 @@ package status
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -49,8 +50,34 @@ type Deps struct {
 // series is one set of collectors with how an object fills its extra labels.
 type series struct {
 	*collectors
-	values func(client.Object) []string
-	fixed  prometheus.Labels // labels that tell this kind's series apart in a shared set
+	values  func(client.Object) []string
+	written *written // the label values of each object's gauges, so they are deleted exactly
+}
+
+// written remembers, per object, the label values of the gauges last set for it. Deleting those exactly
+// keeps an update O(the object's conditions); a partial-match delete scans every series of the metric, so
+// with thousands of NodeClaims and Nodes each update cost thousands of comparisons.
+type written struct {
+	mu  sync.Mutex
+	set map[types.NamespacedName]gauges
+}
+
+// gauges are the label values of one object's condition gauges and of its termination gauge (nil if none).
+type gauges struct {
+	conditions  [][]string
+	terminating []string
+}
+
+func (w *written) swap(key types.NamespacedName, next *gauges) gauges {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	prev := w.set[key]
+	if next == nil {
+		delete(w.set, key)
+	} else {
+		w.set[key] = *next
+	}
+	return prev
 }
 
 // observed is what the controller saw of an object last.
@@ -79,6 +106,7 @@ func NewController[T client.Object](deps Deps, kind Kind[T]) *Controller[T] {
 	c := &Controller[T]{kind: kind, client: deps.Client, clock: deps.Clock, seen: map[types.NamespacedName]observed{}}
 	c.series = append(c.series, series{
 		collectors: newCollectors(deps.Registerer, kind.Name, kind.Buckets, labels),
+		written:    &written{set: map[types.NamespacedName]gauges{}},
 		values: func(o client.Object) []string {
 			out := make([]string, len(kind.Labels))
 			for i, l := range kind.Labels {
@@ -91,7 +119,7 @@ func NewController[T client.Object](deps Deps, kind Kind[T]) *Controller[T] {
 		c.series = append(c.series, series{
 			collectors: newCollectors(deps.Registerer, "", prometheus.DefBuckets, []string{groupLabel, kindLabel}),
 			values:     func(client.Object) []string { return []string{kind.Group, kind.Kind} },
-			fixed:      prometheus.Labels{groupLabel: kind.Group, kindLabel: kind.Kind},
+			written:    &written{set: map[types.NamespacedName]gauges{}},
 		})
 	}
 	return c
@@ -154,30 +182,35 @@ func (c *Controller[T]) gone(key types.NamespacedName) {
 	}
 }
 
-func (s series) objectLabels(key types.NamespacedName) prometheus.Labels {
-	labels := prometheus.Labels{namespaceLabel: key.Namespace, nameLabel: key.Name}
-	for k, v := range s.fixed {
-		labels[k] = v
-	}
-	return labels
+// forget deletes the object's gauges.
+func (s series) forget(key types.NamespacedName) {
+	s.drop(s.written.swap(key, nil), gauges{})
 }
 
-func (s series) forget(key types.NamespacedName) {
-	labels := s.objectLabels(key)
-	s.count.DeletePartialMatch(labels)
-	s.currentStatus.DeletePartialMatch(labels)
-	s.terminating.DeletePartialMatch(labels)
+// drop deletes the gauges of prev that next does not set again.
+func (s series) drop(prev, next gauges) {
+	for _, labels := range prev.conditions {
+		if !slices.ContainsFunc(next.conditions, func(l []string) bool { return slices.Equal(l, labels) }) {
+			s.count.DeleteLabelValues(labels...)
+			s.currentStatus.DeleteLabelValues(labels...)
+		}
+	}
+	if prev.terminating != nil && !slices.Equal(prev.terminating, next.terminating) {
+		s.terminating.DeleteLabelValues(prev.terminating...)
+	}
 }
 
 // update replaces the object's gauges and counts the transitions since before.
 func (s series) update(key types.NamespacedName, obj client.Object, conditions, before []metav1.Condition, now time.Time) {
 	extra := s.values(obj)
-	s.forget(key)
+	var next gauges
 	if deleted := obj.GetDeletionTimestamp(); deleted != nil {
-		s.terminating.WithLabelValues(append([]string{key.Namespace, key.Name}, extra...)...).Set(now.Sub(deleted.Time).Seconds())
+		next.terminating = append([]string{key.Namespace, key.Name}, extra...)
+		s.terminating.WithLabelValues(next.terminating...).Set(now.Sub(deleted.Time).Seconds())
 	}
 	for _, cond := range conditions {
 		labels := append([]string{key.Namespace, key.Name, cond.Type, string(cond.Status), cond.Reason}, extra...)
+		next.conditions = append(next.conditions, labels)
 		s.count.WithLabelValues(labels...).Set(1)
 		s.currentStatus.WithLabelValues(labels...).Set(now.Sub(cond.LastTransitionTime.Time).Seconds())
 		old := find(before, cond.Type)
@@ -190,6 +223,7 @@ func (s series) update(key types.NamespacedName, obj client.Object, conditions, 
 				Observe(cond.LastTransitionTime.Sub(old.LastTransitionTime.Time).Seconds())
 		}
 	}
+	s.drop(s.written.swap(key, &next), next)
 }
 
 func find(conditions []metav1.Condition, typ string) *metav1.Condition {

@@ -2,6 +2,7 @@ package status_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -132,5 +133,36 @@ next:
 	}
 	if total != want {
 		t.Errorf("%s%v = %v, want %v", name, labels, total, want)
+	}
+}
+
+// BenchmarkReconcileAmongMany reconciles one NodeClaim of 2,000 that each carry five conditions: the cost
+// of an update must not grow with the number of other objects' series.
+func BenchmarkReconcileAmongMany(b *testing.B) {
+	s, err := scheme.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	kube := fake.NewClientBuilder().WithScheme(s).WithStatusSubresource(&v1.NodeClaim{}).Build()
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	ctrl := status.NodeClaims(status.Deps{Client: kube, Clock: clk, Registerer: prometheus.NewRegistry()})
+	ctx := context.Background()
+	for i := range 2000 {
+		nc := &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("nc-%d", i), Labels: map[string]string{v1.NodePoolLabelKey: "default"}}}
+		for _, typ := range []string{"Launched", "Registered", "Initialized", "Ready", "Consolidatable"} {
+			nc.Status.Conditions = append(nc.Status.Conditions, metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: typ, LastTransitionTime: metav1.NewTime(clk.Now())})
+		}
+		if err := kube.Create(ctx, nc); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := ctrl.Reconcile(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Name: nc.Name}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := ctrl.Reconcile(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Name: fmt.Sprintf("nc-%d", i%2000)}}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
