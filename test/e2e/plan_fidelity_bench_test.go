@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
@@ -72,19 +73,24 @@ func planFidelity(b *testing.B, ns string, n int) {
 			b.Error(err)
 		}
 	})
-	eventually(b, 10*time.Minute, fmt.Sprintf("%d running pods", n), func(ctx context.Context) (bool, error) {
+	var notRunning []corev1.Pod
+	var listed int
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
 		var list corev1.PodList
 		if err := s.kubeClient.List(ctx, &list, client.InNamespace(ns)); err != nil {
 			return false, err
 		}
-		running := 0
+		listed, notRunning = len(list.Items), notRunning[:0]
 		for _, p := range list.Items {
-			if p.Status.Phase == corev1.PodRunning {
-				running++
+			if p.Status.Phase != corev1.PodRunning {
+				notRunning = append(notRunning, p)
 			}
 		}
-		return running == n, nil
+		return listed == n && len(notRunning) == 0, nil
 	})
+	if err != nil {
+		b.Fatalf("waiting for %d running pods: %v; %d pods in the API, not running: %s", n, err, listed, describePods(notRunning, 10))
+	}
 	elapsed := time.Since(start)
 	b.StopTimer()
 	real, claims := clusterPrice(b, its)
@@ -242,4 +248,24 @@ func provisioningPasses(b *testing.B) float64 {
 		}
 	}
 	return 0
+}
+
+// describePods says, for at most max pods, where each one is and why it is not running: its phase, node,
+// nominated node and the message of its PodScheduled condition.
+func describePods(pods []corev1.Pod, max int) string {
+	var out []string
+	for i, p := range pods {
+		if i == max {
+			out = append(out, fmt.Sprintf("and %d more", len(pods)-max))
+			break
+		}
+		scheduled := ""
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled {
+				scheduled = fmt.Sprintf(" PodScheduled=%s %s: %s", c.Status, c.Reason, c.Message)
+			}
+		}
+		out = append(out, fmt.Sprintf("%s (%s, node %q, nominated %q%s)", p.Name, p.Status.Phase, p.Spec.NodeName, p.Status.NominatedNodeName, scheduled))
+	}
+	return strings.Join(out, "; ")
 }
