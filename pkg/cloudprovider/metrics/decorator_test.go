@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,6 +51,45 @@ func TestDecoratorMeasuresCalls(t *testing.T) {
 	for key, value := range want {
 		if got, ok := series[key]; !ok || got != value {
 			t.Errorf("%s = %v (exported %v), want %v", key, got, ok, value)
+		}
+	}
+
+	// The provider's answer changes in place (an offering becomes available at a new price): the gauges follow.
+	it.Offerings[0].Available, it.Offerings[0].Price = true, 0.05
+	if _, err := measured.GetInstanceTypes(ctx, &v1.NodePool{}); err != nil {
+		t.Fatal(err)
+	}
+	series = gather(t, reg)
+	for key, value := range map[string]float64{
+		`karpenter_cloudprovider_instance_type_offering_available{capacity_type="spot",instance_type="m5.large",zone="z1"}`:      1,
+		`karpenter_cloudprovider_instance_type_offering_price_estimate{capacity_type="spot",instance_type="m5.large",zone="z1"}`: 0.05,
+	} {
+		if got := series[key]; got != value {
+			t.Errorf("after the change %s = %v, want %v", key, got, value)
+		}
+	}
+}
+
+// BenchmarkGetInstanceTypes is one decorated GetInstanceTypes call answering 800 instance types of six
+// offerings each, the same answer every time, as controllers ask for it on many reconciles.
+func BenchmarkGetInstanceTypes(b *testing.B) {
+	var types []*cloudprovider.InstanceType
+	for i := range 800 {
+		it := &cloudprovider.InstanceType{Name: fmt.Sprintf("type-%d", i),
+			Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("8Gi")}}
+		for _, zone := range []string{"z1", "z2", "z3"} {
+			for _, ct := range []string{v1.CapacityTypeSpot, v1.CapacityTypeOnDemand} {
+				it.Offerings = append(it.Offerings, cloudprovider.Offering{Zone: zone, CapacityType: ct, Price: 0.1, Available: true})
+			}
+		}
+		types = append(types, it)
+	}
+	measured := cpmetrics.Decorate(fake.New(types...), "nodeclaim.drift", cpmetrics.NewCollectors(prometheus.NewRegistry()))
+	ctx := context.Background()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := measured.GetInstanceTypes(ctx, &v1.NodePool{}); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
