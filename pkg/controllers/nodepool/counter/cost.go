@@ -20,7 +20,8 @@ func (c *Controller) setCost(ctx context.Context, nodePool *v1.NodePool) {
 		return
 	}
 	claims := &v1.NodeClaimList{}
-	if err := c.client.List(ctx, claims, client.MatchingLabels{v1.NodePoolLabelKey: nodePool.Name}); err != nil {
+	// The claims are only read: the cache's own objects do, uncopied.
+	if err := c.client.List(ctx, claims, client.MatchingLabels{v1.NodePoolLabelKey: nodePool.Name}, client.UnsafeDisableDeepCopy); err != nil {
 		log.FromContext(ctx).Error(err, "listing the nodepool's nodeclaims for its cost")
 		c.metrics.costErrors.WithLabelValues(nodePool.Name).Inc()
 		return
