@@ -10,7 +10,7 @@
 // but still counts against its pool's limits. Later passes find those pods (bound still, or pending once
 // evicted) room on the NodeClaims launched for them, which count as capacity, so nothing launches twice.
 //
-// A NodePool whose instance types the cloud provider cannot list is left out of the pass (a Warning event
-// InstanceTypesUnresolved on the pool and an error log, as Karpenter logs and skips it); the other pools
-// provision.
+// A NodePool whose instance types the cloud provider cannot list is left out of the pass (an error log, as
+// Karpenter logs and skips it, a Warning event InstanceTypesUnresolved on the pool and its
+// InstanceTypesResolved=False condition); the other pools provision.
 package provisioning

@@ -17,7 +17,6 @@ import (
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
-	"github.com/lathe-autoscaler/lathe/pkg/events"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
 	"github.com/lathe-autoscaler/lathe/pkg/state"
@@ -48,7 +47,7 @@ func (p *Provisioner) readInput(ctx context.Context) (solver.Input, []IgnoredPod
 	if err := p.deps.Client.List(ctx, &pods); err != nil {
 		return in, nil, fmt.Errorf("listing pods, %w", err)
 	}
-	pools, instanceTypes, err := ReadPools(ctx, p.deps.Client, p.deps.CloudProvider, p.deps.Recorder)
+	pools, instanceTypes, err := ReadPools(ctx, p.deps.Client, p.deps.CloudProvider, p.observeInstanceTypes)
 	if err != nil {
 		return in, nil, err
 	}
@@ -64,12 +63,15 @@ func (p *Provisioner) readInput(ctx context.Context) (solver.Input, []IgnoredPod
 	return in, ignored, nil
 }
 
+// InstanceTypesObserver is told, for each pool whose instance types ReadPools asked for, the provider's
+// error (nil when they resolved).
+type InstanceTypesObserver func(ctx context.Context, pool *v1.NodePool, err error)
+
 // ReadPools returns the pools new capacity may come from, with the instance types each may launch. Pools
 // being deleted, static pools and pools known not to be ready are left out, and so is a pool whose instance
 // types the cloud provider cannot list: one broken pool must not stop the others (a log line says why, and
-// a Warning event on the pool when recorder is not nil). Running out of time is not the pool's fault and
-// fails the pass.
-func ReadPools(ctx context.Context, c client.Reader, cloud cloudprovider.CloudProvider, recorder events.Recorder) ([]*v1.NodePool, map[string]cloudprovider.InstanceTypes, error) {
+// observe, when not nil, hears of it). Running out of time is not the pool's fault and fails the pass.
+func ReadPools(ctx context.Context, c client.Reader, cloud cloudprovider.CloudProvider, observe InstanceTypesObserver) ([]*v1.NodePool, map[string]cloudprovider.InstanceTypes, error) {
 	var list v1.NodePoolList
 	if err := c.List(ctx, &list); err != nil {
 		return nil, nil, fmt.Errorf("listing nodepools, %w", err)
@@ -85,11 +87,11 @@ func ReadPools(ctx context.Context, c client.Reader, cloud cloudprovider.CloudPr
 		if ctx.Err() != nil {
 			return nil, nil, fmt.Errorf("getting instance types of nodepool %s, %w", pool.Name, ctx.Err())
 		}
+		if observe != nil {
+			observe(ctx, pool, err)
+		}
 		if err != nil {
 			log.FromContext(ctx).Error(err, "skipping nodepool, unable to resolve instance types", "NodePool", klog.KObj(pool))
-			if recorder != nil {
-				recorder.Publish(InstanceTypesUnresolvedEvent(pool, err))
-			}
 			continue
 		}
 		pools = append(pools, pool)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -333,5 +334,32 @@ func TestProvisionSkipsAPoolWhoseInstanceTypesFail(t *testing.T) {
 	}
 	if pool, ok := events[0].InvolvedObject.(*v1.NodePool); !ok || pool.Name != "broken" {
 		t.Fatalf("event on %v, want the broken pool", events[0].InvolvedObject)
+	}
+	// The broken pool says why in its status; the working one carries no such condition.
+	ctx := context.Background()
+	resolved := func(name string) *metav1.Condition {
+		pool := &v1.NodePool{}
+		if err := cachedClient.Get(ctx, client.ObjectKey{Name: name}, pool); err != nil {
+			t.Fatal(err)
+		}
+		return meta.FindStatusCondition(pool.Status.Conditions, provisioning.ConditionTypeInstanceTypesResolved)
+	}
+	if c := resolved("broken"); c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "no subnets") {
+		t.Fatalf("broken pool's %s condition %+v, want False with the provider's error", provisioning.ConditionTypeInstanceTypesResolved, c)
+	}
+	if c := resolved("working"); c != nil {
+		t.Fatalf("working pool has condition %+v, want none", c)
+	}
+	// Once the provider lists the broken pool's types again, a pass turns the condition True.
+	h.cloud.InstanceTypeErrors = nil
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		if _, err := h.provisioner.Provision(ctx); err != nil && !errors.Is(err, provisioning.ErrNotSynced) {
+			return false, err
+		}
+		c := resolved("broken")
+		return c != nil && c.Status == metav1.ConditionTrue, nil
+	})
+	if err != nil {
+		t.Fatalf("condition of the recovered pool: %+v (%v)", resolved("broken"), err)
 	}
 }
