@@ -86,11 +86,12 @@ func Register(ctx context.Context, deps Deps) error {
 	// Plan fidelity: tell the kube-scheduler where each pending pod was planned (KEP-5278), and make a new
 	// Node schedulable only once it has been told.
 	var hints lifecycle.Hints
+	launches := lifecycle.NewLaunches()
 	if nominate, err := nominatedNodeNames(ctx, deps); err != nil {
 		return err
 	} else if nominate {
 		nominator := nomination.NewController(nomination.Deps{Client: mgr.GetClient(), Nominations: cluster,
-			Changes: cluster.NominationChanges(), Clock: deps.Clock})
+			Changes: cluster.NominationChanges(), Clock: deps.Clock, Launches: launches})
 		hints = nominator
 		all = append(all, nominator)
 	}
@@ -100,7 +101,7 @@ func Register(ctx context.Context, deps Deps) error {
 	all = append(all,
 		provisioning.NewPodController(mgr.GetClient(), provisioner),
 		provisioning.NewNodeController(mgr.GetClient(), provisioner),
-		lifecycle.NewController(lifecycle.Deps{Client: mgr.GetClient(), CloudProvider: measured("nodeclaim.lifecycle"), Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry, Hints: hints}),
+		lifecycle.NewController(lifecycle.Deps{Client: mgr.GetClient(), CloudProvider: measured("nodeclaim.lifecycle"), Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry, Hints: hints, Launches: launches}),
 		nodeclaimtermination.NewController(nodeclaimtermination.Deps{Client: mgr.GetClient(), CloudProvider: measured("nodeclaim.termination"), Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
 		nodetermination.NewController(nodetermination.Deps{Client: mgr.GetClient(), CloudProvider: measured("node.termination"), Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
 		counter.NewController(counter.Deps{Client: mgr.GetClient(), Cluster: cluster, Registerer: deps.Registry, CloudProvider: measured("nodepool.counter")}),

@@ -64,6 +64,9 @@ type Deps struct {
 	// kube-scheduler can follow the plan (see registration.hold), for at most HoldLimit after the Node
 	// appeared.
 	Hints Hints
+	// Launches, when set, is where the launches are kept, shared with the controllers that ask ProviderIDOf;
+	// nil means a store of the controller's own.
+	Launches *Launches
 }
 
 // Hints reports whether the kube-scheduler has been told where every pending pod Lathe planned is headed.
@@ -104,11 +107,15 @@ type phase interface {
 // NewController returns the lifecycle controller.
 func NewController(deps Deps) *Controller {
 	m := newMetrics(deps.Registerer)
+	launches := deps.Launches
+	if launches == nil {
+		launches = NewLaunches()
+	}
 	return &Controller{
 		kubeClient: deps.Client,
 		clock:      deps.Clock,
 		launch: &launch{kubeClient: deps.Client, cloudProvider: deps.CloudProvider, clock: deps.Clock,
-			recorder: deps.Recorder, metrics: m, cache: newLaunchCache()},
+			recorder: deps.Recorder, metrics: m, cache: launches},
 		registration: &registration{kubeClient: deps.Client, clock: deps.Clock, recorder: deps.Recorder,
 			metrics: m, hints: deps.Hints, held: newHeldNodes()},
 		initialization: &initialization{kubeClient: deps.Client, clock: deps.Clock},

@@ -28,7 +28,7 @@ type launch struct {
 	clock         clock.Clock
 	recorder      events.Recorder
 	metrics       *lifecycleMetrics
-	cache         *launchCache
+	cache         *Launches
 }
 
 func (l *launch) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (outcome, error) {
@@ -156,8 +156,10 @@ func deleteNodeClaim(ctx context.Context, kubeClient client.Client, nodeClaim *v
 	return nil
 }
 
-// launchCache keeps the result of CloudProvider.Create per NodeClaim UID until Launched is stored.
-type launchCache struct {
+// Launches keeps the result of CloudProvider.Create per NodeClaim UID until Launched is stored, so that a
+// claim whose status write failed is never launched twice. It also tells other controllers of this process
+// the provider ID of a claim launched here before their cache has it (ProviderIDOf).
+type Launches struct {
 	mu      sync.Mutex
 	entries map[types.UID]launchEntry
 	uids    map[string]types.UID // by NodeClaim name, to forget claims that are gone
@@ -168,11 +170,23 @@ type launchEntry struct {
 	created *v1.NodeClaim
 }
 
-func newLaunchCache() *launchCache {
-	return &launchCache{entries: map[types.UID]launchEntry{}, uids: map[string]types.UID{}}
+func NewLaunches() *Launches {
+	return &Launches{entries: map[types.UID]launchEntry{}, uids: map[string]types.UID{}}
 }
 
-func (c *launchCache) get(uid types.UID) (*v1.NodeClaim, bool) {
+// ProviderIDOf returns the provider ID of the named NodeClaim if this process launched it and has not yet
+// seen its Launched condition stored; empty otherwise. Under load a NodeClaim's status update reaches the
+// caches seconds after it is written, while its Node may already be there.
+func (c *Launches) ProviderIDOf(nodeClaim string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[c.uids[nodeClaim]]; ok {
+		return e.created.Status.ProviderID
+	}
+	return ""
+}
+
+func (c *Launches) get(uid types.UID) (*v1.NodeClaim, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[uid]
@@ -182,14 +196,14 @@ func (c *launchCache) get(uid types.UID) (*v1.NodeClaim, bool) {
 	return e.created.DeepCopy(), true
 }
 
-func (c *launchCache) put(uid types.UID, name string, created *v1.NodeClaim) {
+func (c *Launches) put(uid types.UID, name string, created *v1.NodeClaim) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.entries[uid] = launchEntry{name: name, created: created.DeepCopy()}
 	c.uids[name] = uid
 }
 
-func (c *launchCache) forget(uid types.UID) {
+func (c *Launches) forget(uid types.UID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.entries[uid]; ok {
@@ -199,7 +213,7 @@ func (c *launchCache) forget(uid types.UID) {
 }
 
 // byName returns the UID and launch cached for a claim that is gone, whose UID is no longer known.
-func (c *launchCache) byName(name string) (types.UID, *v1.NodeClaim, bool) {
+func (c *Launches) byName(name string) (types.UID, *v1.NodeClaim, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	uid, ok := c.uids[name]

@@ -47,6 +47,14 @@ type Deps struct {
 	// Changes announces pods whose nomination changed (state.Cluster.NominationChanges); may be nil.
 	Changes <-chan event.GenericEvent
 	Clock   clock.Clock
+	// Launches, when set, tells the provider ID of a NodeClaim launched by this process before the cache
+	// has it (lifecycle.Launches), so its Node is found as soon as it appears.
+	Launches ProviderIDs
+}
+
+// ProviderIDs tells the provider ID of a NodeClaim this process launched; empty when it does not know.
+type ProviderIDs interface {
+	ProviderIDOf(nodeClaim string) string
 }
 
 // Controller keeps pending pods' status.nominatedNodeName on the Node Lathe planned them onto.
@@ -55,6 +63,7 @@ type Controller struct {
 	nominations Nominations
 	changes     <-chan event.GenericEvent
 	clock       clock.Clock
+	launches    ProviderIDs
 	// told is the Node each pod's hint last named when Lathe wrote it or saw it in place (see Unhinted).
 	told struct {
 		sync.Mutex
@@ -70,7 +79,8 @@ type Controller struct {
 
 // NewController returns the nomination controller.
 func NewController(deps Deps) *Controller {
-	c := &Controller{client: deps.Client, nominations: deps.Nominations, changes: deps.Changes, clock: deps.Clock}
+	c := &Controller{client: deps.Client, nominations: deps.Nominations, changes: deps.Changes, clock: deps.Clock,
+		launches: deps.Launches}
 	c.told.node = map[types.NamespacedName]string{}
 	return c
 }
@@ -205,11 +215,15 @@ func (c *Controller) behind(ctx context.Context, pod *corev1.Pod) (bool, error) 
 	return c.behindSibling(ctx, pod, n.Target)
 }
 
-// nodeOfClaim returns the name of the NodeClaim's Node, empty while it has none.
+// nodeOfClaim returns the name of the NodeClaim's Node, empty while it has none. A claim this process
+// launched is found by the provider ID the launch returned, before the cache has the claim's status.
 func (c *Controller) nodeOfClaim(ctx context.Context, name string) (string, error) {
 	claim := &v1.NodeClaim{}
 	if err := c.client.Get(ctx, types.NamespacedName{Name: name}, claim); err != nil {
 		return "", client.IgnoreNotFound(err)
+	}
+	if claim.Status.ProviderID == "" && c.launches != nil {
+		claim.Status.ProviderID = c.launches.ProviderIDOf(name)
 	}
 	nodes, err := fieldindex.NodesForNodeClaim(ctx, c.client, claim)
 	if err != nil || len(nodes) == 0 {
@@ -243,7 +257,7 @@ func (c *Controller) podsNominatedTo(ctx context.Context, o client.Object) []rec
 	}
 	seen := map[types.NamespacedName]bool{}
 	for _, n := range c.nominations.Nominations() {
-		if n.NodeName == node.Name || claims[n.Target.NodeClaim] {
+		if n.NodeName == node.Name || claims[n.Target.NodeClaim] || c.launchedAs(n.Target.NodeClaim, node) {
 			seen[n.Pod] = true
 		}
 	}
@@ -269,6 +283,11 @@ func (c *Controller) podsNominatedToClaim(_ context.Context, o client.Object) []
 		out = append(out, reconcile.Request{NamespacedName: pod})
 	}
 	return out
+}
+
+// launchedAs reports whether this process launched the NodeClaim as the Node (before the cache knows).
+func (c *Controller) launchedAs(claim string, node *corev1.Node) bool {
+	return c.launches != nil && claim != "" && node.Spec.ProviderID != "" && c.launches.ProviderIDOf(claim) == node.Spec.ProviderID
 }
 
 // claimFound reports whether a NodeClaim update gave it a provider ID or a Node name, by which its Node is

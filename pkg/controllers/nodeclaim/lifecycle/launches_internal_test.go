@@ -1,0 +1,30 @@
+package lifecycle
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+)
+
+// ProviderIDOf answers for a claim launched here until its Launched condition is seen stored.
+func TestLaunchesTellTheProviderIDUntilForgotten(t *testing.T) {
+	l := NewLaunches()
+	if got := l.ProviderIDOf("default-abc"); got != "" {
+		t.Fatalf("before the launch: %q", got)
+	}
+	created := &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "default-abc"}}
+	created.Status.ProviderID = "sim:///default-abc"
+	l.put("uid-1", "default-abc", created)
+	if got := l.ProviderIDOf("default-abc"); got != created.Status.ProviderID {
+		t.Fatalf("after the launch: %q, want %q", got, created.Status.ProviderID)
+	}
+	if got := l.ProviderIDOf("default-xyz"); got != "" {
+		t.Fatalf("another claim: %q", got)
+	}
+	l.forget("uid-1")
+	if got := l.ProviderIDOf("default-abc"); got != "" {
+		t.Fatalf("once forgotten: %q", got)
+	}
+}
