@@ -113,15 +113,15 @@ func (s *PodStore) NominatedWith(target Target) []types.NamespacedName {
 	return out
 }
 
-// nominationOf returns a copy of the pod's nomination.
-func (s *PodStore) nominationOf(key types.NamespacedName) (nomination, bool) {
+// nominationOf returns the pod's nomination without its pod object.
+func (s *PodStore) nominationOf(key types.NamespacedName) (nominationKey, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	n, ok := s.nominated[key]
 	if !ok {
-		return nomination{}, false
+		return nominationKey{}, false
 	}
-	return nomination{pod: n.pod.DeepCopy(), target: n.target, at: n.at}, true
+	return nominationKey{pod: key, target: n.target, at: n.at}, true
 }
 
 // Nomination is a live nomination as Cluster.Nominations reports it.
