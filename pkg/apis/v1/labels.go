@@ -40,6 +40,10 @@ var (
 	DisruptedNoScheduleTaint = corev1.Taint{Key: Group + "/disrupted", Effect: corev1.TaintEffectNoSchedule}
 	// UnregisteredNoExecuteTaint is on a node until Lathe has registered it to its NodeClaim.
 	UnregisteredNoExecuteTaint = corev1.Taint{Key: Group + "/unregistered", Effect: corev1.TaintEffectNoExecute}
+	// UnregisteredNoScheduleTaint is Lathe's own: while registration holds a new node (pkg/controllers/
+	// nodeclaim/lifecycle), it replaces UnregisteredNoExecuteTaint, so that the node's NoExecute taint is
+	// long gone by the time pods may bind to it.
+	UnregisteredNoScheduleTaint = corev1.Taint{Key: Group + "/unregistered", Effect: corev1.TaintEffectNoSchedule}
 )
 
 // IsKnownEphemeralTaint reports whether the node lifecycle or cloud controllers put the taint on every new

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -101,6 +102,10 @@ func (r *registration) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("Node", klog.KObj(node)))
 	firstRegistration := node.Labels[v1.NodeRegisteredLabelKey] != "true"
 	if firstRegistration {
+		if disarming, err := r.disarm(ctx, node); err != nil || disarming {
+			r.held.add(nodeClaim.Name)
+			return outcome{requeueAfter: holdRecheck}, err
+		}
 		if wait, err := r.hold(ctx, node); err != nil || wait > 0 {
 			if wait > 0 {
 				r.held.add(nodeClaim.Name)
@@ -149,6 +154,34 @@ func (r *registration) hold(ctx context.Context, node *corev1.Node) (time.Durati
 	return holdRecheck, nil
 }
 
+// disarm replaces the karpenter.sh/unregistered:NoExecute taint of a Node registration would hold by its
+// NoSchedule twin, and reports whether the Node must wait for its cached copy to show that. The taint
+// eviction controller deletes a pod bound to a Node with a NoExecute taint the pod does not tolerate, and it
+// learns that the taint is gone from its own Node watch: a pod the kube-scheduler binds the moment the
+// taint goes (a hinted pod is bound within milliseconds) can reach it before the Node's update does, and is
+// deleted. With the NoExecute effect removed while the Node is still unschedulable, that watch has the
+// whole hold to catch up. A Node held past HoldLimit registers as it is.
+func (r *registration) disarm(ctx context.Context, node *corev1.Node) (bool, error) {
+	if r.hints == nil || r.clock.Since(node.CreationTimestamp.Time) >= HoldLimit ||
+		!hasTaint(node.Spec.Taints, v1.UnregisteredNoExecuteTaint) {
+		return false, nil
+	}
+	stored := node.DeepCopy()
+	node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, func(t corev1.Taint) bool {
+		return t.MatchTaint(&v1.UnregisteredNoExecuteTaint)
+	})
+	node.Spec.Taints = mergeTaints(node.Spec.Taints, []corev1.Taint{v1.UnregisteredNoScheduleTaint})
+	err := r.kubeClient.Patch(ctx, node, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{}))
+	switch {
+	case apierrors.IsConflict(err):
+		return true, nil // the cache lags behind the Node, perhaps behind this very change
+	case err != nil:
+		return false, fmt.Errorf("replacing the unregistered taint of node %s, %w", node.Name, err)
+	}
+	log.FromContext(ctx).V(1).Info("replaced the unregistered taint", "taint", v1.UnregisteredNoScheduleTaint.ToString())
+	return true, nil
+}
+
 // readyWithoutNotReadyTaints reports whether the Node is Ready and the node lifecycle controller has taken
 // off its not-ready and unreachable taints.
 func readyWithoutNotReadyTaints(node *corev1.Node) bool {
@@ -168,7 +201,7 @@ func readyWithoutNotReadyTaints(node *corev1.Node) bool {
 // the termination finalizer and the registered label, without the unregistered taint.
 func (r *registration) syncNode(ctx context.Context, nodeClaim *v1.NodeClaim, node *corev1.Node, firstRegistration bool) error {
 	stored := node.DeepCopy()
-	if firstRegistration && !hasTaint(node.Spec.Taints, v1.UnregisteredNoExecuteTaint) {
+	if firstRegistration && !slices.ContainsFunc(node.Spec.Taints, isUnregisteredTaint) {
 		// Karpenter refuses to register such a Node; Lathe adopts it anyway so providers that don't add the
 		// taint still work, and says so.
 		r.recorder.Publish(UnregisteredTaintMissingEvent(nodeClaim))
@@ -185,9 +218,7 @@ func (r *registration) syncNode(ctx context.Context, nodeClaim *v1.NodeClaim, no
 			node.Spec.Taints = mergeTaints(node.Spec.Taints, nodeClaim.Spec.StartupTaints)
 		}
 	}
-	node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, func(t corev1.Taint) bool {
-		return t.MatchTaint(&v1.UnregisteredNoExecuteTaint)
-	})
+	node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, isUnregisteredTaint)
 	if err := controllerutil.SetControllerReference(nodeClaim, node, r.kubeClient.Scheme()); err != nil {
 		return fmt.Errorf("setting nodeclaim as owner of node, %w", err)
 	}
@@ -245,6 +276,11 @@ func nodeForNodeClaim(ctx context.Context, kubeClient client.Client, nodeClaim *
 // hasTaint reports whether taints has one with the key and effect of taint.
 func hasTaint(taints []corev1.Taint, taint corev1.Taint) bool {
 	return slices.ContainsFunc(taints, func(t corev1.Taint) bool { return t.MatchTaint(&taint) })
+}
+
+// isUnregisteredTaint reports whether t is the unregistered taint, with either of its effects.
+func isUnregisteredTaint(t corev1.Taint) bool {
+	return t.MatchTaint(&v1.UnregisteredNoExecuteTaint) || t.MatchTaint(&v1.UnregisteredNoScheduleTaint)
 }
 
 // mergeTaints adds the taints of add whose key and effect aren't in taints yet.

@@ -1,6 +1,8 @@
 package lifecycle_test
 
 import (
+	"context"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -87,6 +89,23 @@ var _ = Describe("Registration", func() {
 		Expect(withoutNotReady(getNode(node).Spec.Taints)).To(ConsistOf(customTaint))
 		Expect(counter("karpenter_nodes_created_total", map[string]string{"nodepool": "default"})).To(BeZero())
 	})
+	It("takes the NoExecute effect off a held node's unregistered taint before the node opens", func() {
+		controller = lifecycle.NewController(lifecycle.Deps{
+			Client: kubeClient, CloudProvider: cp, Clock: clk, Recorder: recorder, Registerer: registry, Hints: allHinted{},
+		})
+		nc := launched()
+		node := newNode(nc)
+		setNodeStatus(node, true, nil)
+
+		Expect(expectReconciled(nc).RequeueAfter).To(BeNumerically(">", 0))
+		Expect(withoutNotReady(getNode(node).Spec.Taints)).To(ConsistOf(v1.UnregisteredNoScheduleTaint))
+		Expect(condition(get(nc), v1.ConditionTypeRegistered).Status).NotTo(Equal(metav1.ConditionTrue))
+
+		expectReconciled(nc)
+		Expect(condition(get(nc), v1.ConditionTypeRegistered).Status).To(Equal(metav1.ConditionTrue))
+		Expect(withoutNotReady(getNode(node).Spec.Taints)).To(BeEmpty())
+		Expect(recorder.WithReason(lifecycle.EventReasonUnregisteredTaintMissing)).To(BeEmpty())
+	})
 	It("fails when two nodes have the claim's provider id", func() {
 		nc := launched()
 		newNode(nc)
@@ -109,3 +128,8 @@ func withoutNotReady(taints []corev1.Taint) []corev1.Taint {
 	}
 	return out
 }
+
+// allHinted tells registration that every pod planned onto a held Node has its hint.
+type allHinted struct{}
+
+func (allHinted) Unhinted(context.Context) (int, error) { return 0, nil }
