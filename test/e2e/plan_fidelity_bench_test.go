@@ -81,6 +81,10 @@ func planFidelity(b *testing.B, ns string, n int) {
 			return false, err
 		}
 		listed, notRunning = len(list.Items), notRunning[:0]
+		if listed < n {
+			// Every create returned before the first list, so a pod that is missing was deleted.
+			return false, fmt.Errorf("pods deleted: %s", describeMissing(ctx, ns, pods, list.Items))
+		}
 		for _, p := range list.Items {
 			if p.Status.Phase != corev1.PodRunning {
 				notRunning = append(notRunning, p)
@@ -266,6 +270,31 @@ func describePods(pods []corev1.Pod, max int) string {
 			}
 		}
 		out = append(out, fmt.Sprintf("%s (%s, node %q, nominated %q%s)", p.Name, p.Status.Phase, p.Spec.NodeName, p.Status.NominatedNodeName, scheduled))
+	}
+	return strings.Join(out, "; ")
+}
+
+// describeMissing names the pods of want that are not in have, with the events the API server still keeps
+// about each.
+func describeMissing(ctx context.Context, ns string, want []*corev1.Pod, have []corev1.Pod) string {
+	present := map[string]bool{}
+	for _, p := range have {
+		present[p.Name] = true
+	}
+	var events corev1.EventList
+	_ = s.kubeClient.List(ctx, &events, client.InNamespace(ns))
+	var out []string
+	for _, p := range want {
+		if present[p.Name] {
+			continue
+		}
+		var said []string
+		for _, e := range events.Items {
+			if e.InvolvedObject.Kind == "Pod" && e.InvolvedObject.Name == p.Name {
+				said = append(said, fmt.Sprintf("%s %s: %s", e.Source.Component, e.Reason, e.Message))
+			}
+		}
+		out = append(out, fmt.Sprintf("%s [%s]", p.Name, strings.Join(said, "; ")))
 	}
 	return strings.Join(out, "; ")
 }
