@@ -41,6 +41,9 @@ type registration struct {
 	hints      Hints
 	// held are the NodeClaims whose Nodes hold waits on; release wakes them all at once.
 	held heldNodes
+	// disarmed is, by Node name, the resource version of the Node whose unregistered taint disarm last
+	// patched; the cache showing that version again means the patch has not reached it yet.
+	disarmed sync.Map
 }
 
 // heldNodes are the NodeClaims registration holds, and the channel that wakes them.
@@ -113,6 +116,7 @@ func (r *registration) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (
 			return outcome{requeueAfter: wait}, err
 		}
 		r.held.releaseAll(nodeClaim.Name)
+		r.disarmed.Delete(node.Name)
 	}
 	if err := r.syncNode(ctx, nodeClaim, node, firstRegistration); err != nil {
 		return outcome{}, err
@@ -166,6 +170,10 @@ func (r *registration) disarm(ctx context.Context, node *corev1.Node) (bool, err
 		!hasTaint(node.Spec.Taints, v1.UnregisteredNoExecuteTaint) {
 		return false, nil
 	}
+	if patched, ok := r.disarmed.Load(node.Name); ok && patched == node.ResourceVersion {
+		return true, nil // a write from this version was made; its outcome has yet to reach the cache
+	}
+	r.disarmed.Store(node.Name, node.ResourceVersion)
 	stored := node.DeepCopy()
 	node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, func(t corev1.Taint) bool {
 		return t.MatchTaint(&v1.UnregisteredNoExecuteTaint)
