@@ -20,8 +20,13 @@ type hintTracker struct {
 	mu    sync.Mutex
 	hint  map[string]string
 	bound map[string]string
-	stop  context.CancelFunc
-	done  chan struct{}
+	// current is the pod's status.nominatedNodeName as last seen unbound; writes counts Lathe's hints set
+	// (each change to a Lathe-set value), and boundHinted the pods whose last unbound state had one.
+	current     map[string]string
+	writes      int
+	boundHinted int
+	stop        context.CancelFunc
+	done        chan struct{}
 }
 
 // trackHints starts watching ns (an informer, which lists again when a watch breaks); stop it with finish.
@@ -31,7 +36,7 @@ func trackHints(b testing.TB, ns string) *hintTracker {
 		b.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &hintTracker{hint: map[string]string{}, bound: map[string]string{}, stop: cancel, done: make(chan struct{})}
+	t := &hintTracker{hint: map[string]string{}, bound: map[string]string{}, current: map[string]string{}, stop: cancel, done: make(chan struct{})}
 	record := func(o any) {
 		p, ok := o.(*corev1.Pod)
 		if !ok {
@@ -40,10 +45,20 @@ func trackHints(b testing.TB, ns string) *hintTracker {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		if p.Spec.NodeName != "" {
+			if _, seen := t.bound[p.Name]; !seen && t.current[p.Name] != "" {
+				t.boundHinted++
+			}
 			t.bound[p.Name] = p.Spec.NodeName
-		} else if p.Status.NominatedNodeName != "" && provisioning.NominatedNodeNameOwner(p) == provisioning.NominationFieldManager {
-			t.hint[p.Name] = p.Status.NominatedNodeName
+			return
 		}
+		nominated := p.Status.NominatedNodeName
+		if nominated != "" && provisioning.NominatedNodeNameOwner(p) == provisioning.NominationFieldManager {
+			t.hint[p.Name] = nominated
+			if t.current[p.Name] != nominated {
+				t.writes++
+			}
+		}
+		t.current[p.Name] = nominated
 	}
 	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
 	informer := factory.Core().V1().Pods().Informer()
@@ -62,7 +77,7 @@ func trackHints(b testing.TB, ns string) *hintTracker {
 }
 
 // finish stops the watch and returns the share of the n pods bound to the Node Lathe last hinted, and the
-// share that had a hint at all.
+// share that had a hint at all. Call it before writes and boundHinted.
 func (t *hintTracker) finish(n int) (onHinted, hinted float64) {
 	t.stop()
 	<-t.done
@@ -75,4 +90,13 @@ func (t *hintTracker) finish(n int) (onHinted, hinted float64) {
 		}
 	}
 	return float64(on) / float64(max(n, 1)), float64(len(t.hint)) / float64(max(n, 1))
+}
+
+// churn returns Lathe's hint writes per pod and the share of the n pods that were bound while their
+// status.nominatedNodeName was set (a pod the kube-scheduler attempted after its hint was cleared, and bound,
+// had none).
+func (t *hintTracker) churn(n int) (writesPerPod, boundHinted float64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return float64(t.writes) / float64(max(n, 1)), float64(t.boundHinted) / float64(max(n, 1))
 }
