@@ -25,6 +25,8 @@ type hintTracker struct {
 	current     map[string]string
 	writes      int
 	boundHinted int
+	// boundWith is, per bound pod, its status.nominatedNodeName in the last unbound state seen.
+	boundWith map[string]string
 	stop        context.CancelFunc
 	done        chan struct{}
 }
@@ -36,7 +38,7 @@ func trackHints(b testing.TB, ns string) *hintTracker {
 		b.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &hintTracker{hint: map[string]string{}, bound: map[string]string{}, current: map[string]string{}, stop: cancel, done: make(chan struct{})}
+	t := &hintTracker{hint: map[string]string{}, bound: map[string]string{}, current: map[string]string{}, boundWith: map[string]string{}, stop: cancel, done: make(chan struct{})}
 	record := func(o any) {
 		p, ok := o.(*corev1.Pod)
 		if !ok {
@@ -45,8 +47,11 @@ func trackHints(b testing.TB, ns string) *hintTracker {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		if p.Spec.NodeName != "" {
-			if _, seen := t.bound[p.Name]; !seen && t.current[p.Name] != "" {
-				t.boundHinted++
+			if _, seen := t.bound[p.Name]; !seen {
+				t.boundWith[p.Name] = t.current[p.Name]
+				if t.current[p.Name] != "" {
+					t.boundHinted++
+				}
 			}
 			t.bound[p.Name] = p.Spec.NodeName
 			return

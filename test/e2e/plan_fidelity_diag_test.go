@@ -38,7 +38,7 @@ func diagnose(b *testing.B, ns string, t *hintTracker) {
 		b.Fatal(err)
 	}
 	t.mu.Lock()
-	total, miss := map[string]int{}, map[string]int{}
+	total, miss, unhinted, overruled := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		k := podKind(p)
@@ -46,9 +46,16 @@ func diagnose(b *testing.B, ns string, t *hintTracker) {
 		if h, ok := t.hint[p.Name]; !ok || h != p.Spec.NodeName {
 			miss[k]++
 		}
+		switch with := t.boundWith[p.Name]; {
+		case with == "":
+			unhinted[k]++
+		case with != p.Spec.NodeName:
+			overruled[k]++
+		}
 	}
 	t.mu.Unlock()
 	b.Logf("pods by constraint %v, off their hinted node %v", total, miss)
+	b.Logf("bound with no hint at the time %v, bound elsewhere than their hint at the time %v", unhinted, overruled)
 	var claims v1.NodeClaimList
 	if err := s.kubeClient.List(ctx, &claims); err != nil {
 		b.Fatal(err)
