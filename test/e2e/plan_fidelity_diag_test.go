@@ -53,6 +53,35 @@ func diagnose(b *testing.B, ns string, t *hintTracker) {
 			overruled[k]++
 		}
 	}
+	// For a few plain pods the kube-scheduler placed elsewhere than their hint: what their hinted Node holds.
+	byNode := map[string][]*corev1.Pod{}
+	for i := range pods.Items {
+		byNode[pods.Items[i].Spec.NodeName] = append(byNode[pods.Items[i].Spec.NodeName], &pods.Items[i])
+	}
+	shown := 0
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		with := t.boundWith[p.Name]
+		if podKind(p) != "plain" || with == "" || with == p.Spec.NodeName || shown == 3 {
+			continue
+		}
+		shown++
+		node := &corev1.Node{}
+		_ = s.kubeClient.Get(ctx, client.ObjectKey{Name: with}, node)
+		var held []string
+		for _, q := range byNode[with] {
+			held = append(held, fmt.Sprintf("%s(%s/%s, hinted %q)", q.Name, q.Spec.Containers[0].Resources.Requests.Cpu(), q.Spec.Containers[0].Resources.Requests.Memory(), t.boundWith[q.Name]))
+		}
+		var hintedThere []string
+		for name, h := range t.hint {
+			if h == with {
+				hintedThere = append(hintedThere, name)
+			}
+		}
+		b.Logf("%s (%s/%s) hinted %s (allocatable cpu %s memory %s pods %s) went to %s; %s holds %v; pods ever hinted there: %v", p.Name,
+			p.Spec.Containers[0].Resources.Requests.Cpu(), p.Spec.Containers[0].Resources.Requests.Memory(), with,
+			node.Status.Allocatable.Cpu(), node.Status.Allocatable.Memory(), node.Status.Allocatable.Pods(), p.Spec.NodeName, with, held, hintedThere)
+	}
 	t.mu.Unlock()
 	b.Logf("pods by constraint %v, off their hinted node %v", total, miss)
 	b.Logf("bound with no hint at the time %v, bound elsewhere than their hint at the time %v", unhinted, overruled)
