@@ -42,10 +42,48 @@ func TestRegistrationHoldsUntilSchedulerKnowsThePlan(t *testing.T) {
 			Status:     corev1.NodeStatus{Conditions: c.conditions},
 		}
 		r := &registration{clock: clocktesting.NewFakeClock(now.Add(c.age)), hints: c.hints, held: newHeldNodes()}
-		wait, err := r.hold(context.Background(), node)
+		wait, err := r.hold(context.Background(), "claim", node)
 		if err != nil || (wait > 0) != c.hold {
 			t.Errorf("%s: wait %v, err %v; want holding %v", c.name, wait, err, c.hold)
 		}
+	}
+}
+
+func TestAReadyNodeWaitsForTheOtherHeldNodesToBeReady(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(now.Add(time.Second))
+	r := &registration{clock: clk, hints: unhinted(0), held: newHeldNodes()}
+	node := func(name string, ready corev1.ConditionStatus, created time.Time) *corev1.Node {
+		return &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(created)},
+			Status:     corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready}}},
+		}
+	}
+	holding := func(claim string, n *corev1.Node) bool {
+		t.Helper()
+		wait, err := r.hold(context.Background(), claim, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return wait > 0
+	}
+	if !holding("slow", node("slow", corev1.ConditionFalse, now)) {
+		t.Fatal("a Node not ready yet is not held")
+	}
+	if !holding("fast", node("fast", corev1.ConditionTrue, now)) {
+		t.Error("a ready Node opened while another held Node was not ready yet")
+	}
+	if holding("slow", node("slow", corev1.ConditionTrue, now)) {
+		t.Error("the last Node to become ready is still held")
+	}
+	// A Node held past HoldLimit holds no one.
+	r.held = newHeldNodes()
+	if !holding("stuck", node("stuck", corev1.ConditionFalse, now.Add(-HoldLimit+2*time.Second))) {
+		t.Fatal("a Node not ready yet is not held")
+	}
+	clk.Step(time.Second)
+	if holding("fast", node("fast", corev1.ConditionTrue, now)) {
+		t.Error("a ready Node waits for a Node held past HoldLimit")
 	}
 }
 

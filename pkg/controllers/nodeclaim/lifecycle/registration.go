@@ -46,24 +46,48 @@ type registration struct {
 	disarmed sync.Map
 }
 
-// heldNodes are the NodeClaims registration holds, and the channel that wakes them.
+// heldNodes are the NodeClaims registration holds, whether each one's Node was ready when last looked at,
+// and the channel that wakes them.
 type heldNodes struct {
 	mu     sync.Mutex
-	claims map[string]bool
+	claims map[string]heldNode
 	wake   chan event.GenericEvent
 }
 
+// heldNode is what hold last saw of a held claim's Node.
+type heldNode struct {
+	created time.Time // the Node's creation: past HoldLimit from it, the Node holds no one
+	ready   bool
+}
+
 func newHeldNodes() heldNodes {
-	return heldNodes{claims: map[string]bool{}, wake: make(chan event.GenericEvent, wakeBuffer)}
+	return heldNodes{claims: map[string]heldNode{}, wake: make(chan event.GenericEvent, wakeBuffer)}
 }
 
 // wakeBuffer bounds the wake-ups in flight; one beyond it is dropped and the claim's recheck finds it.
 const wakeBuffer = 4096
 
+// add records that name is held; observe has said whether its Node is ready.
 func (h *heldNodes) add(name string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.claims[name] = true
+	if _, ok := h.claims[name]; !ok {
+		h.claims[name] = heldNode{}
+	}
+}
+
+// observe records whether the held claim's Node is ready, and reports whether another held Node, younger
+// than HoldLimit at now, is not.
+func (h *heldNodes) observe(name string, created time.Time, ready bool, now time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.claims[name] = heldNode{created: created, ready: ready}
+	for other, n := range h.claims {
+		if other != name && !n.ready && now.Sub(n.created) < HoldLimit {
+			return true
+		}
+	}
+	return false
 }
 
 // releaseAll forgets name and wakes every other held claim, so that the Nodes become schedulable together.
@@ -109,7 +133,7 @@ func (r *registration) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (
 			r.held.add(nodeClaim.Name)
 			return outcome{requeueAfter: holdRecheck}, err
 		}
-		if wait, err := r.hold(ctx, node); err != nil || wait > 0 {
+		if wait, err := r.hold(ctx, nodeClaim.Name, node); err != nil || wait > 0 {
 			if wait > 0 {
 				r.held.add(nodeClaim.Name)
 			}
@@ -142,13 +166,18 @@ const holdRecheck = 100 * time.Millisecond
 // or unreachable taint), and while any pending pod Lathe planned onto a Node registration holds has not
 // been given its hint, or is planned onto a NodeClaim whose Node has not appeared yet (Hints.Unhinted);
 // the first Node released wakes every held one (heldNodes), so that the Nodes of a pass open together,
-// every pod planned onto them nominated. HoldLimit after the Node appeared it is registered whatever the
-// state.
-func (r *registration) hold(ctx context.Context, node *corev1.Node) (time.Duration, error) {
-	if r.hints == nil || r.clock.Since(node.CreationTimestamp.Time) >= HoldLimit {
+// every pod planned onto them nominated. A ready Node also waits for the other held Nodes to be ready
+// (the node lifecycle controller takes their not-ready taints off one by one, seconds apart under load):
+// the first Nodes open would otherwise take the pods the kube-scheduler tries meanwhile that are hinted to
+// Nodes still held. HoldLimit after the Node appeared it is registered whatever the state, and holds no
+// other Node.
+func (r *registration) hold(ctx context.Context, claim string, node *corev1.Node) (time.Duration, error) {
+	now := r.clock.Now()
+	if r.hints == nil || now.Sub(node.CreationTimestamp.Time) >= HoldLimit {
 		return 0, nil
 	}
-	if !readyWithoutNotReadyTaints(node) {
+	ready := readyWithoutNotReadyTaints(node)
+	if othersUnready := r.held.observe(claim, node.CreationTimestamp.Time, ready, now); !ready || othersUnready {
 		return holdRecheck, nil
 	}
 	n, err := r.hints.Unhinted(ctx)
