@@ -56,6 +56,17 @@ func (s *PodStore) Nominate(pod *corev1.Pod, target Target, at time.Time) bool {
 	return true
 }
 
+// dropNomination drops the pod's nomination if it still names target, and reports whether it did.
+func (s *PodStore) dropNomination(key types.NamespacedName, target Target) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n, ok := s.nominated[key]; !ok || n.target != target {
+		return false
+	}
+	s.forgetNomination(key)
+	return true
+}
+
 // forgetNomination drops the pod's nomination. Callers hold the write lock.
 func (s *PodStore) forgetNomination(key types.NamespacedName) {
 	if _, ok := s.nominated[key]; ok {
@@ -224,6 +235,17 @@ func (c *Cluster) NominationOf(pod types.NamespacedName) (Nomination, bool) {
 		return Nomination{}, false
 	}
 	return Nomination{Pod: pod, Target: n.target, NodeName: node, Until: until}, true
+}
+
+// Reject ends the pod's nomination if it still sends the pod to the Node named node: the kube-scheduler
+// tried the pod there with Lathe's hint and could not place it (pod.nomination tells), so the plan for the
+// pod no longer holds and the next provisioning pass plans it again. It reports whether it ended one.
+func (c *Cluster) Reject(pod types.NamespacedName, node string) bool {
+	n, ok := c.NominationOf(pod)
+	if !ok || n.NodeName != node {
+		return false
+	}
+	return c.Pods.dropNomination(pod, n.Target)
 }
 
 // pick returns the machine a target names.

@@ -67,6 +67,27 @@ var _ = Describe("Nominations", func() {
 		Expect(ok).To(BeFalse())
 	})
 
+	It("ends a nomination the kube-scheduler rejected, only if it still names that Node", func(ctx context.Context) {
+		claim := createNodeClaim(ctx, "pool-a-1", "pool-a", "", nil)
+		pod := createPod(ctx, "p", "", "1", "1Gi", 0)
+		h.sync(ctx, claim, pod)
+		h.cluster.Nominate(pod, state.Target{NodeClaim: claim.Name})
+		Expect(h.cluster.Reject(key("p"), "node-1")).To(BeFalse(), "the claim has no Node yet")
+		claim.Status.ProviderID = "aws:///zone-a/i-1"
+		claim.Status.Capacity, claim.Status.Allocatable = resources("4", "16Gi"), resources("4", "16Gi")
+		Expect(env.Client.Status().Update(ctx, claim)).To(Succeed())
+		node := createNode(ctx, "node-1", "pool-a", "aws:///zone-a/i-1", resources("4", "16Gi"))
+		h.sync(ctx, claim, node)
+
+		Expect(h.cluster.Reject(key("p"), "node-2")).To(BeFalse())
+		_, ok := h.cluster.NominationOf(key("p"))
+		Expect(ok).To(BeTrue())
+		Expect(h.cluster.Reject(key("p"), "node-1")).To(BeTrue())
+		_, ok = h.cluster.NominationOf(key("p"))
+		Expect(ok).To(BeFalse())
+		Expect(stateNode(h.cluster.Snapshot(), "node-1").Nominated).To(BeEmpty())
+	})
+
 	It("drops the nomination when the NodeClaim is gone or marked for deletion", func(ctx context.Context) {
 		gone := createNodeClaim(ctx, "pool-a-1", "pool-a", "", nil)
 		marked := createNodeClaim(ctx, "pool-a-2", "pool-a", "aws:///zone-a/i-2", resources("4", "16Gi"))

@@ -37,6 +37,8 @@ type Nominations interface {
 	Nominations() []state.Nomination
 	// NominatedWith returns the pods nominated to the target.
 	NominatedWith(target state.Target) []types.NamespacedName
+	// Reject ends the pod's nomination if it still names the Node, reporting whether it did.
+	Reject(pod types.NamespacedName, node string) bool
 }
 
 // Deps are what the controller needs.
@@ -64,6 +66,7 @@ type Controller struct {
 	changes     <-chan event.GenericEvent
 	clock       clock.Clock
 	launches    ProviderIDs
+	opened      *openings
 	// told is the Node each pod's hint last named when Lathe wrote it or saw it in place (see Unhinted).
 	told struct {
 		sync.Mutex
@@ -80,7 +83,7 @@ type Controller struct {
 // NewController returns the nomination controller.
 func NewController(deps Deps) *Controller {
 	c := &Controller{client: deps.Client, nominations: deps.Nominations, changes: deps.Changes, clock: deps.Clock,
-		launches: deps.Launches}
+		launches: deps.Launches, opened: newOpenings()}
 	c.told.node = map[types.NamespacedName]string{}
 	return c
 }
@@ -160,6 +163,14 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	want, result, err := c.wanted(ctx, req.NamespacedName)
 	if err != nil {
 		return reconcile.Result{}, err
+	}
+	if want != "" && pod.Status.NominatedNodeName == "" && c.toldOf(req.NamespacedName) == want {
+		if rejected, err := c.rejected(ctx, req.NamespacedName, want); err != nil {
+			return reconcile.Result{}, err
+		} else if rejected {
+			log.FromContext(ctx).V(1).Info("kube-scheduler rejected the planned node", "Pod", klog.KObj(pod), "Node", klog.KRef("", want))
+			want, result = "", reconcile.Result{}
+		}
 	}
 	if want != "" {
 		if behind, err := c.behind(ctx, pod); err != nil {
@@ -249,6 +260,7 @@ func (c *Controller) podsNominatedTo(ctx context.Context, o client.Object) []rec
 	if !ok {
 		return nil
 	}
+	c.opened.see(node, c.clock.Now())
 	claims := map[string]bool{}
 	if found, err := fieldindex.NodeClaimsForNode(ctx, c.client, node); err == nil {
 		for _, nc := range found {

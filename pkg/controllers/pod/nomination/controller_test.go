@@ -37,6 +37,14 @@ func (n nominations) NominatedWith(target state.Target) []types.NamespacedName {
 	return out
 }
 
+func (n nominations) Reject(pod types.NamespacedName, node string) bool {
+	if got, ok := n[pod]; !ok || got.NodeName != node {
+		return false
+	}
+	delete(n, pod)
+	return true
+}
+
 func (n nominations) Nominations() []state.Nomination {
 	var out []state.Nomination
 	for _, v := range n {
@@ -97,6 +105,45 @@ var _ = Describe("Controller", func() {
 		noms[key] = state.Nomination{Pod: key, NodeName: "node-2", Until: clk.Now().Add(time.Second)}
 		got, _ := reconcileAndGet(ctx)
 		Expect(got.Status.NominatedNodeName).To(Equal("node-2"))
+	})
+
+	It("ends the nomination when the kube-scheduler clears the hint to an open Node, and not while the Node is held", func(ctx context.Context) {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}
+		Expect(env.Client.Create(ctx, node)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) { Expect(env.Client.Delete(ctx, node)).To(Succeed()) })
+		clear := func() {
+			got := &corev1.Pod{}
+			Expect(env.Client.Get(ctx, key, got)).To(Succeed())
+			stored := got.DeepCopy()
+			got.Status.NominatedNodeName = ""
+			Expect(env.Client.Status().Patch(ctx, got, client.MergeFrom(stored), client.FieldOwner("kube-scheduler"))).To(Succeed())
+		}
+		noms[key] = state.Nomination{Pod: key, Target: state.Target{NodeClaim: "default-abc"}, NodeName: "node-1", Until: clk.Now().Add(time.Minute)}
+		got, _ := reconcileAndGet(ctx)
+		Expect(got.Status.NominatedNodeName).To(Equal("node-1"))
+
+		By("a failed attempt while the Node is held: the hint is written again")
+		clear()
+		clk.Step(time.Minute / 2)
+		got, _ = reconcileAndGet(ctx)
+		Expect(got.Status.NominatedNodeName).To(Equal("node-1"))
+		Expect(noms).To(HaveKey(key))
+
+		By("the Node opens; a hint cleared within moments may come from an attempt begun before")
+		stored := node.DeepCopy()
+		node.Labels = map[string]string{v1.NodeRegisteredLabelKey: "true"}
+		Expect(env.Client.Patch(ctx, node, client.MergeFrom(stored))).To(Succeed())
+		clear()
+		got, _ = reconcileAndGet(ctx)
+		Expect(got.Status.NominatedNodeName).To(Equal("node-1"))
+		Expect(noms).To(HaveKey(key))
+
+		By("cleared again once the Node has been open a while: the kube-scheduler rejected it")
+		clk.Step(3 * time.Second)
+		clear()
+		got, _ = reconcileAndGet(ctx)
+		Expect(got.Status.NominatedNodeName).To(BeEmpty())
+		Expect(noms).NotTo(HaveKey(key))
 	})
 
 	It("never touches a nomination the kube-scheduler set", func(ctx context.Context) {
