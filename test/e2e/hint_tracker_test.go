@@ -27,8 +27,8 @@ type hintTracker struct {
 	boundHinted int
 	// boundWith is, per bound pod, its status.nominatedNodeName in the last unbound state seen.
 	boundWith map[string]string
-	stop        context.CancelFunc
-	done        chan struct{}
+	stop      context.CancelFunc
+	done      chan struct{}
 }
 
 // trackHints starts watching ns (an informer, which lists again when a watch breaks); stop it with finish.
