@@ -120,8 +120,11 @@ func startLathe(ctx context.Context) error {
 	return err
 }
 
-// startLatheEnv starts a lathe process with extra environment.
+// startLatheEnv starts a lathe process with extra environment; LATHE_E2E_LOG_LEVEL sets its LOG_LEVEL.
 func startLatheEnv(ctx context.Context, env ...string) (*localcluster.Lathe, error) {
+	if level := os.Getenv("LATHE_E2E_LOG_LEVEL"); level != "" {
+		env = append(env, "LOG_LEVEL="+level)
+	}
 	return localcluster.StartLathe(ctx, localcluster.LatheOptions{
 		Binary: s.latheBin, Kubeconfig: s.cluster.Kubeconfig(), ClusterName: "e2e", Logs: s.logs,
 		Env: append([]string{"BATCH_IDLE_DURATION=1s", "BATCH_MAX_DURATION=10s"}, env...),

@@ -58,6 +58,8 @@ type heldNodes struct {
 type heldNode struct {
 	created time.Time // the Node's creation: past HoldLimit from it, the Node holds no one
 	ready   bool
+	// waitingOn is what the hold last waited for, logged when the Node is registered.
+	waitingOn string
 }
 
 func newHeldNodes() heldNodes {
@@ -81,7 +83,7 @@ func (h *heldNodes) add(name string) {
 func (h *heldNodes) observe(name string, created time.Time, ready bool, now time.Time) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.claims[name] = heldNode{created: created, ready: ready}
+	h.claims[name] = heldNode{created: created, ready: ready, waitingOn: h.claims[name].waitingOn}
 	for other, n := range h.claims {
 		if other != name && !n.ready && now.Sub(n.created) < HoldLimit {
 			return true
@@ -90,10 +92,21 @@ func (h *heldNodes) observe(name string, created time.Time, ready bool, now time
 	return false
 }
 
-// releaseAll forgets name and wakes every other held claim, so that the Nodes become schedulable together.
-func (h *heldNodes) releaseAll(name string) {
+// waiting records what the held claim's Node waits for.
+func (h *heldNodes) waiting(name, on string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	n := h.claims[name]
+	n.waitingOn = on
+	h.claims[name] = n
+}
+
+// releaseAll forgets name and wakes every other held claim, so that the Nodes become schedulable together.
+// It returns what name's Node last waited for.
+func (h *heldNodes) releaseAll(name string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	waitedOn := h.claims[name].waitingOn
 	delete(h.claims, name)
 	for other := range h.claims {
 		select {
@@ -102,6 +115,7 @@ func (h *heldNodes) releaseAll(name string) {
 		}
 		delete(h.claims, other)
 	}
+	return waitedOn
 }
 
 func (r *registration) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (outcome, error) {
@@ -139,7 +153,9 @@ func (r *registration) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (
 			}
 			return outcome{requeueAfter: wait}, err
 		}
-		r.held.releaseAll(nodeClaim.Name)
+		if waitedOn := r.held.releaseAll(nodeClaim.Name); waitedOn != "" && r.clock.Since(node.CreationTimestamp.Time) >= HoldLimit {
+			ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("holdLimitReachedWaitingFor", waitedOn))
+		}
 		r.disarmed.Delete(node.Name)
 	}
 	if err := r.syncNode(ctx, nodeClaim, node, firstRegistration); err != nil {
@@ -177,13 +193,20 @@ func (r *registration) hold(ctx context.Context, claim string, node *corev1.Node
 		return 0, nil
 	}
 	ready := readyWithoutNotReadyTaints(node)
-	if othersUnready := r.held.observe(claim, node.CreationTimestamp.Time, ready, now); !ready || othersUnready {
+	othersUnready := r.held.observe(claim, node.CreationTimestamp.Time, ready, now)
+	switch {
+	case !ready:
+		r.held.waiting(claim, "the node to be ready")
+		return holdRecheck, nil
+	case othersUnready:
+		r.held.waiting(claim, "other held nodes to be ready")
 		return holdRecheck, nil
 	}
 	n, err := r.hints.Unhinted(ctx)
 	if err != nil || n == 0 {
 		return 0, err
 	}
+	r.held.waiting(claim, "pods to be told their node")
 	return holdRecheck, nil
 }
 
