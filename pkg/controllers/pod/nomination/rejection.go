@@ -25,6 +25,10 @@ import (
 // the kube-scheduler began on a snapshot from before the opening clears the hint a moment later too.
 const rejectAfter = 2 * time.Second
 
+// openingsKept is how long an opening is remembered. A Node deleted without Lathe seeing it being deleted
+// (no finalizer) is forgotten then; one still there is looked up again when a hint to it is cleared.
+const openingsKept = 10 * time.Minute
+
 // openings remembers when Lathe first saw each Node open: registered, without the unregistered taint.
 type openings struct {
 	mu sync.Mutex
@@ -42,6 +46,11 @@ func (o *openings) see(node *corev1.Node, now time.Time) {
 		delete(o.at, node.Name)
 	case open(node):
 		if _, ok := o.at[node.Name]; !ok {
+			for name, at := range o.at {
+				if now.Sub(at) > openingsKept {
+					delete(o.at, name)
+				}
+			}
 			o.at[node.Name] = now
 		}
 	}
