@@ -153,7 +153,11 @@ func (r *registration) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (
 			}
 			return outcome{requeueAfter: wait}, err
 		}
-		if waitedOn := r.held.releaseAll(nodeClaim.Name); waitedOn != "" && r.clock.Since(node.CreationTimestamp.Time) >= HoldLimit {
+		waitedOn := r.held.releaseAll(nodeClaim.Name)
+		if r.hints != nil && r.clock.Since(node.CreationTimestamp.Time) >= HoldLimit {
+			if waitedOn == "" {
+				waitedOn = "not recorded" // another Node's release cleared it
+			}
 			ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("holdLimitReachedWaitingFor", waitedOn))
 		}
 		r.disarmed.Delete(node.Name)
