@@ -284,10 +284,17 @@ func TestRestartUntaintsOrphans(t *testing.T) {
 	if err := env.Client.Update(ctx, n); err != nil {
 		t.Fatal(err)
 	}
+	// The controller looks for orphans once, in the cluster state, which its informers fill after the cache.
 	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-		return tainted(ctx, "orphan")
+		for _, sn := range cluster.Snapshot().Nodes {
+			if sn.Node.Name == "orphan" && sn.NodeClaim != nil &&
+				slices.ContainsFunc(sn.Taints, func(t corev1.Taint) bool { return v1.DisruptedNoScheduleTaint.MatchTaint(&t) }) {
+				return true, nil
+			}
+		}
+		return false, nil
 	}); err != nil {
-		t.Fatal(err)
+		t.Fatal("the cluster state never showed the tainted orphan:", err)
 	}
 	h.reconcileUntil("the orphan to be untainted", func(ctx context.Context) (bool, error) {
 		on, err := tainted(ctx, "orphan")
