@@ -46,6 +46,11 @@ var (
 	UnregisteredNoScheduleTaint = corev1.Taint{Key: Group + "/unregistered", Effect: corev1.TaintEffectNoSchedule}
 )
 
+// IsUnregisteredTaint reports whether t is the unregistered taint, with either of its effects.
+func IsUnregisteredTaint(t corev1.Taint) bool {
+	return t.MatchTaint(&UnregisteredNoExecuteTaint) || t.MatchTaint(&UnregisteredNoScheduleTaint)
+}
+
 // IsKnownEphemeralTaint reports whether the node lifecycle or cloud controllers put the taint on every new
 // Node and remove it once the node works (not-ready, unreachable, cloud-provider uninitialized).
 func IsKnownEphemeralTaint(key string) bool {

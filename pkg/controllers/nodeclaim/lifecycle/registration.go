@@ -69,7 +69,7 @@ func newHeldNodes() heldNodes {
 // wakeBuffer bounds the wake-ups in flight; one beyond it is dropped and the claim's recheck finds it.
 const wakeBuffer = 4096
 
-// add records that name is held; observe has said whether its Node is ready.
+// add records that name is held before hold has looked at its Node (observe records it then).
 func (h *heldNodes) add(name string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -85,7 +85,7 @@ func (h *heldNodes) observe(name string, created time.Time, ready bool, now time
 	defer h.mu.Unlock()
 	h.claims[name] = heldNode{created: created, ready: ready, waitingOn: h.claims[name].waitingOn}
 	for other, n := range h.claims {
-		if other != name && !n.ready && now.Sub(n.created) < HoldLimit {
+		if other != name && !n.ready && !pastHoldLimit(n.created, now) {
 			return true
 		}
 	}
@@ -148,13 +148,10 @@ func (r *registration) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (
 			return outcome{requeueAfter: holdRecheck}, err
 		}
 		if wait, err := r.hold(ctx, nodeClaim.Name, node); err != nil || wait > 0 {
-			if wait > 0 {
-				r.held.add(nodeClaim.Name)
-			}
-			return outcome{requeueAfter: wait}, err
+			return outcome{requeueAfter: wait}, err // hold recorded the claim as held
 		}
 		waitedOn := r.held.releaseAll(nodeClaim.Name)
-		if r.hints != nil && r.clock.Since(node.CreationTimestamp.Time) >= HoldLimit {
+		if r.hints != nil && pastHoldLimit(node.CreationTimestamp.Time, r.clock.Now()) {
 			if waitedOn == "" {
 				waitedOn = "not recorded" // another Node's release cleared it
 			}
@@ -193,7 +190,7 @@ const holdRecheck = 100 * time.Millisecond
 // other Node.
 func (r *registration) hold(ctx context.Context, claim string, node *corev1.Node) (time.Duration, error) {
 	now := r.clock.Now()
-	if r.hints == nil || now.Sub(node.CreationTimestamp.Time) >= HoldLimit {
+	if r.hints == nil || pastHoldLimit(node.CreationTimestamp.Time, now) {
 		return 0, nil
 	}
 	ready := readyWithoutNotReadyTaints(node)
@@ -222,7 +219,7 @@ func (r *registration) hold(ctx context.Context, claim string, node *corev1.Node
 // deleted. With the NoExecute effect removed while the Node is still unschedulable, that watch has the
 // whole hold to catch up. A Node held past HoldLimit registers as it is.
 func (r *registration) disarm(ctx context.Context, node *corev1.Node) (bool, error) {
-	if r.hints == nil || r.clock.Since(node.CreationTimestamp.Time) >= HoldLimit ||
+	if r.hints == nil || pastHoldLimit(node.CreationTimestamp.Time, r.clock.Now()) ||
 		!hasTaint(node.Spec.Taints, v1.UnregisteredNoExecuteTaint) {
 		return false, nil
 	}
@@ -246,6 +243,9 @@ func (r *registration) disarm(ctx context.Context, node *corev1.Node) (bool, err
 	return true, nil
 }
 
+// pastHoldLimit reports whether a Node created at created is no longer held at now (HoldLimit).
+func pastHoldLimit(created, now time.Time) bool { return now.Sub(created) >= HoldLimit }
+
 // readyWithoutNotReadyTaints reports whether the Node is Ready and the node lifecycle controller has taken
 // off its not-ready and unreachable taints.
 func readyWithoutNotReadyTaints(node *corev1.Node) bool {
@@ -265,7 +265,7 @@ func readyWithoutNotReadyTaints(node *corev1.Node) bool {
 // the termination finalizer and the registered label, without the unregistered taint.
 func (r *registration) syncNode(ctx context.Context, nodeClaim *v1.NodeClaim, node *corev1.Node, firstRegistration bool) error {
 	stored := node.DeepCopy()
-	if firstRegistration && !slices.ContainsFunc(node.Spec.Taints, isUnregisteredTaint) {
+	if firstRegistration && !slices.ContainsFunc(node.Spec.Taints, v1.IsUnregisteredTaint) {
 		// Karpenter refuses to register such a Node; Lathe adopts it anyway so providers that don't add the
 		// taint still work, and says so.
 		r.recorder.Publish(UnregisteredTaintMissingEvent(nodeClaim))
@@ -282,7 +282,7 @@ func (r *registration) syncNode(ctx context.Context, nodeClaim *v1.NodeClaim, no
 			node.Spec.Taints = mergeTaints(node.Spec.Taints, nodeClaim.Spec.StartupTaints)
 		}
 	}
-	node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, isUnregisteredTaint)
+	node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, v1.IsUnregisteredTaint)
 	if err := controllerutil.SetControllerReference(nodeClaim, node, r.kubeClient.Scheme()); err != nil {
 		return fmt.Errorf("setting nodeclaim as owner of node, %w", err)
 	}
@@ -340,11 +340,6 @@ func nodeForNodeClaim(ctx context.Context, kubeClient client.Client, nodeClaim *
 // hasTaint reports whether taints has one with the key and effect of taint.
 func hasTaint(taints []corev1.Taint, taint corev1.Taint) bool {
 	return slices.ContainsFunc(taints, func(t corev1.Taint) bool { return t.MatchTaint(&taint) })
-}
-
-// isUnregisteredTaint reports whether t is the unregistered taint, with either of its effects.
-func isUnregisteredTaint(t corev1.Taint) bool {
-	return t.MatchTaint(&v1.UnregisteredNoExecuteTaint) || t.MatchTaint(&v1.UnregisteredNoScheduleTaint)
 }
 
 // mergeTaints adds the taints of add whose key and effect aren't in taints yet.

@@ -70,9 +70,7 @@ func (o *openings) openFor(name string, now time.Time) time.Duration {
 // open reports whether the kube-scheduler may place pods on the Node as far as Lathe is concerned: it is
 // registered and no longer carries the unregistered taint.
 func open(node *corev1.Node) bool {
-	return node.Labels[v1.NodeRegisteredLabelKey] == "true" && !slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool {
-		return t.Key == v1.UnregisteredNoExecuteTaint.Key
-	})
+	return node.Labels[v1.NodeRegisteredLabelKey] == "true" && !slices.ContainsFunc(node.Spec.Taints, v1.IsUnregisteredTaint)
 }
 
 // rejected reports whether the kube-scheduler's clearing of the hint it was told (node) is a rejection, and
