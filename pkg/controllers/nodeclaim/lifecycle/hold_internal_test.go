@@ -87,12 +87,60 @@ func TestAReadyNodeWaitsForTheOtherHeldNodesToBeReady(t *testing.T) {
 	}
 }
 
+func TestAfterANodeReachesHoldLimitTheReadyNodesOpenAtOnce(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(now.Add(HoldLimit))
+	r := &registration{clock: clk, hints: unhinted(0), held: newHeldNodes()}
+	node := func(name string, ready corev1.ConditionStatus, created time.Time) *corev1.Node {
+		return &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(created)},
+			Status:     corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready}}},
+		}
+	}
+	holding := func(claim string, n *corev1.Node) bool {
+		t.Helper()
+		wait, err := r.hold(context.Background(), claim, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return wait > 0
+	}
+	// Launched a second after the first Node of the burst, and not ready yet.
+	if !holding("slow", node("slow", corev1.ConditionFalse, now.Add(time.Second))) {
+		t.Fatal("a Node not ready yet is not held")
+	}
+	if !holding("fast", node("fast", corev1.ConditionTrue, now.Add(time.Second/2))) {
+		t.Fatal("a ready Node opened while another held Node was not ready yet")
+	}
+	// The first Node of the burst reaches HoldLimit and is registered.
+	if holding("first", node("first", corev1.ConditionFalse, now)) {
+		t.Fatal("a Node past HoldLimit is still held")
+	}
+	r.held.releaseAll("first", clk.Now())
+	// Woken, the Nodes look again in any order.
+	if !holding("slow", node("slow", corev1.ConditionFalse, now.Add(time.Second))) {
+		t.Error("a Node not ready yet is no longer held")
+	}
+	if holding("fast", node("fast", corev1.ConditionTrue, now.Add(time.Second/2))) {
+		t.Error("a ready Node of the burst still waits for the others after one was registered at HoldLimit")
+	}
+	// The Nodes of a later burst wait for each other again.
+	later := clk.Now().Add(100 * time.Millisecond)
+	clk.SetTime(later)
+	if !holding("next-slow", node("next-slow", corev1.ConditionFalse, later)) {
+		t.Fatal("a Node not ready yet is not held")
+	}
+	if !holding("next", node("next", corev1.ConditionTrue, later)) {
+		t.Error("a Node created after the HoldLimit release opened while another held Node was not ready yet")
+	}
+}
+
 func TestReleasingOneHeldNodeWakesTheOthers(t *testing.T) {
 	h := newHeldNodes()
 	for _, name := range []string{"a", "b", "c"} {
 		h.add(name)
 	}
-	h.releaseAll("a")
+	h.releaseAll("a", time.Time{})
 	woken := map[string]bool{}
 	for len(h.wake) > 0 {
 		woken[(<-h.wake).Object.GetName()] = true

@@ -52,6 +52,9 @@ type heldNodes struct {
 	mu     sync.Mutex
 	claims map[string]heldNode
 	wake   chan event.GenericEvent
+	// limitReleasedAt is when a Node was last registered at HoldLimit: the Nodes created before it no longer
+	// wait for each other's readiness (observe).
+	limitReleasedAt time.Time
 }
 
 // heldNode is what hold last saw of a held claim's Node.
@@ -79,11 +82,16 @@ func (h *heldNodes) add(name string) {
 }
 
 // observe records whether the held claim's Node is ready, and reports whether another held Node, younger
-// than HoldLimit at now, is not.
+// than HoldLimit at now, is not. Once a Node created no later than this one has been registered at
+// HoldLimit, the Nodes of that burst have missed opening together, and this one waits for no other: the
+// ready ones then open at once instead of one by one, each at its own HoldLimit.
 func (h *heldNodes) observe(name string, created time.Time, ready bool, now time.Time) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.claims[name] = heldNode{created: created, ready: ready, waitingOn: h.claims[name].waitingOn}
+	if !h.limitReleasedAt.Before(created) {
+		return false
+	}
 	for other, n := range h.claims {
 		if other != name && !n.ready && !pastHoldLimit(n.created, now) {
 			return true
@@ -101,11 +109,15 @@ func (h *heldNodes) waiting(name, on string) {
 	h.claims[name] = n
 }
 
-// releaseAll forgets name and wakes every other held claim, so that the Nodes become schedulable together.
-// It returns what name's Node last waited for.
-func (h *heldNodes) releaseAll(name string) string {
+// releaseAll forgets name and wakes every other held claim, so that the Nodes become schedulable together;
+// at, when name's Node is registered at HoldLimit, and zero otherwise. It returns what name's Node last
+// waited for.
+func (h *heldNodes) releaseAll(name string, at time.Time) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if at.After(h.limitReleasedAt) {
+		h.limitReleasedAt = at
+	}
 	waitedOn := h.claims[name].waitingOn
 	delete(h.claims, name)
 	for other := range h.claims {
@@ -150,8 +162,12 @@ func (r *registration) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (
 		if wait, err := r.hold(ctx, nodeClaim.Name, node); err != nil || wait > 0 {
 			return outcome{requeueAfter: wait}, err // hold recorded the claim as held
 		}
-		waitedOn := r.held.releaseAll(nodeClaim.Name)
+		var limitAt time.Time // when the Node is registered at HoldLimit
 		if r.hints != nil && pastHoldLimit(node.CreationTimestamp.Time, r.clock.Now()) {
+			limitAt = r.clock.Now()
+		}
+		waitedOn := r.held.releaseAll(nodeClaim.Name, limitAt)
+		if !limitAt.IsZero() {
 			if waitedOn == "" {
 				waitedOn = "not recorded" // another Node's release cleared it
 			}
@@ -190,7 +206,7 @@ const holdRecheck = 500 * time.Millisecond
 // (the node lifecycle controller takes their not-ready taints off one by one, seconds apart under load):
 // the first Nodes open would otherwise take the pods the kube-scheduler tries meanwhile that are hinted to
 // Nodes still held. HoldLimit after the Node appeared it is registered whatever the state, and holds no
-// other Node.
+// other Node; the Nodes held with it then stop waiting for each other's readiness (heldNodes.observe).
 func (r *registration) hold(ctx context.Context, claim string, node *corev1.Node) (time.Duration, error) {
 	now := r.clock.Now()
 	if r.hints == nil || pastHoldLimit(node.CreationTimestamp.Time, now) {
