@@ -20,6 +20,8 @@ type hintTracker struct {
 	mu    sync.Mutex
 	hint  map[string]string
 	bound map[string]string
+	// first is the first Node Lathe hinted each pod to.
+	first map[string]string
 	// current is the pod's status.nominatedNodeName as last seen unbound; writes counts Lathe's hints set
 	// (each change to a Lathe-set value), and boundHinted the pods whose last unbound state had one.
 	current     map[string]string
@@ -38,7 +40,7 @@ func trackHints(b testing.TB, ns string) *hintTracker {
 		b.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &hintTracker{hint: map[string]string{}, bound: map[string]string{}, current: map[string]string{}, boundWith: map[string]string{}, stop: cancel, done: make(chan struct{})}
+	t := &hintTracker{hint: map[string]string{}, bound: map[string]string{}, first: map[string]string{}, current: map[string]string{}, boundWith: map[string]string{}, stop: cancel, done: make(chan struct{})}
 	record := func(o any) {
 		p, ok := o.(*corev1.Pod)
 		if !ok {
@@ -59,6 +61,9 @@ func trackHints(b testing.TB, ns string) *hintTracker {
 		nominated := p.Status.NominatedNodeName
 		if nominated != "" && provisioning.NominatedNodeNameOwner(p) == provisioning.NominationFieldManager {
 			t.hint[p.Name] = nominated
+			if _, ok := t.first[p.Name]; !ok {
+				t.first[p.Name] = nominated
+			}
 			if t.current[p.Name] != nominated {
 				t.writes++
 			}

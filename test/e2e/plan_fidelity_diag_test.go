@@ -103,6 +103,7 @@ func diagnose(b *testing.B, ns string, t *hintTracker) {
 			}
 		}
 	}
+	lateArrivals(b, pods.Items, claims.Items, t)
 	sort.Float64s(holds)
 	sort.Slice(regs, func(i, j int) bool { return regs[i].Before(regs[j]) })
 	var offsets strings.Builder
@@ -111,4 +112,44 @@ func diagnose(b *testing.B, ns string, t *hintTracker) {
 	}
 	b.Logf("hold seconds %v", holds)
 	b.Logf("registration offsets%s", offsets.String())
+}
+
+// lateArrivals logs the pods running on Nodes of NodeClaims created after the first pass (more than 5 s after
+// the first NodeClaim), by kind, and for a few of them the Node they were first hinted to and what it holds
+// now.
+// Called with t.mu held.
+func lateArrivals(b *testing.B, pods []corev1.Pod, claims []v1.NodeClaim, t *hintTracker) {
+	if len(claims) == 0 {
+		return
+	}
+	first := claims[0].CreationTimestamp.Time
+	for _, c := range claims {
+		if c.CreationTimestamp.Time.Before(first) {
+			first = c.CreationTimestamp.Time
+		}
+	}
+	late := map[string]bool{}
+	for _, c := range claims {
+		if c.CreationTimestamp.Time.Sub(first) > 5*time.Second {
+			late[c.Status.NodeName] = true
+		}
+	}
+	byNode := map[string][]string{}
+	for i := range pods {
+		byNode[pods[i].Spec.NodeName] = append(byNode[pods[i].Spec.NodeName], fmt.Sprintf("%s(%s)", pods[i].Name, podKind(&pods[i])))
+	}
+	kinds := map[string]int{}
+	var shown []string
+	for i := range pods {
+		p := &pods[i]
+		if !late[p.Spec.NodeName] {
+			continue
+		}
+		kinds[podKind(p)]++
+		if len(shown) < 6 {
+			hinted := t.first[p.Name]
+			shown = append(shown, fmt.Sprintf("%s first hinted %s, which holds %v", p.Name, hinted, byNode[hinted]))
+		}
+	}
+	b.Logf("pods on NodeClaims of later passes, by kind: %v; %s", kinds, strings.Join(shown, "; "))
 }
