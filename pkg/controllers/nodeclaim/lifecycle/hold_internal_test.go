@@ -49,17 +49,17 @@ func TestRegistrationHoldsUntilSchedulerKnowsThePlan(t *testing.T) {
 	}
 }
 
-func TestAReadyNodeWaitsForTheOtherHeldNodesToBeReady(t *testing.T) {
-	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	clk := clocktesting.NewFakeClock(now.Add(time.Second))
-	r := &registration{clock: clk, hints: unhinted(0), held: newHeldNodes()}
-	node := func(name string, ready corev1.ConditionStatus, created time.Time) *corev1.Node {
-		return &corev1.Node{
-			ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(created)},
-			Status:     corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready}}},
-		}
+// readyNode returns a Node created at created whose Ready condition has the status ready.
+func readyNode(name string, ready corev1.ConditionStatus, created time.Time) *corev1.Node {
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(created)},
+		Status:     corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready}}},
 	}
-	holding := func(claim string, n *corev1.Node) bool {
+}
+
+// holder returns a function that asks r.hold about a claim's Node and reports whether it is held.
+func holder(t *testing.T, r *registration) func(claim string, n *corev1.Node) bool {
+	return func(claim string, n *corev1.Node) bool {
 		t.Helper()
 		wait, err := r.hold(context.Background(), claim, n)
 		if err != nil {
@@ -67,22 +67,29 @@ func TestAReadyNodeWaitsForTheOtherHeldNodesToBeReady(t *testing.T) {
 		}
 		return wait > 0
 	}
-	if !holding("slow", node("slow", corev1.ConditionFalse, now)) {
+}
+
+func TestAReadyNodeWaitsForTheOtherHeldNodesToBeReady(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(now.Add(time.Second))
+	r := &registration{clock: clk, hints: unhinted(0), held: newHeldNodes()}
+	holding := holder(t, r)
+	if !holding("slow", readyNode("slow", corev1.ConditionFalse, now)) {
 		t.Fatal("a Node not ready yet is not held")
 	}
-	if !holding("fast", node("fast", corev1.ConditionTrue, now)) {
+	if !holding("fast", readyNode("fast", corev1.ConditionTrue, now)) {
 		t.Error("a ready Node opened while another held Node was not ready yet")
 	}
-	if holding("slow", node("slow", corev1.ConditionTrue, now)) {
+	if holding("slow", readyNode("slow", corev1.ConditionTrue, now)) {
 		t.Error("the last Node to become ready is still held")
 	}
 	// A Node held past HoldLimit holds no one.
 	r.held = newHeldNodes()
-	if !holding("stuck", node("stuck", corev1.ConditionFalse, now.Add(-HoldLimit+2*time.Second))) {
+	if !holding("stuck", readyNode("stuck", corev1.ConditionFalse, now.Add(-HoldLimit+2*time.Second))) {
 		t.Fatal("a Node not ready yet is not held")
 	}
 	clk.Step(time.Second)
-	if holding("fast", node("fast", corev1.ConditionTrue, now)) {
+	if holding("fast", readyNode("fast", corev1.ConditionTrue, now)) {
 		t.Error("a ready Node waits for a Node held past HoldLimit")
 	}
 }
@@ -91,46 +98,33 @@ func TestAfterANodeReachesHoldLimitTheReadyNodesOpenAtOnce(t *testing.T) {
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakeClock(now.Add(HoldLimit))
 	r := &registration{clock: clk, hints: unhinted(0), held: newHeldNodes()}
-	node := func(name string, ready corev1.ConditionStatus, created time.Time) *corev1.Node {
-		return &corev1.Node{
-			ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(created)},
-			Status:     corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready}}},
-		}
-	}
-	holding := func(claim string, n *corev1.Node) bool {
-		t.Helper()
-		wait, err := r.hold(context.Background(), claim, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return wait > 0
-	}
+	holding := holder(t, r)
 	// Launched a second after the first Node of the burst, and not ready yet.
-	if !holding("slow", node("slow", corev1.ConditionFalse, now.Add(time.Second))) {
+	if !holding("slow", readyNode("slow", corev1.ConditionFalse, now.Add(time.Second))) {
 		t.Fatal("a Node not ready yet is not held")
 	}
-	if !holding("fast", node("fast", corev1.ConditionTrue, now.Add(time.Second/2))) {
+	if !holding("fast", readyNode("fast", corev1.ConditionTrue, now.Add(time.Second/2))) {
 		t.Fatal("a ready Node opened while another held Node was not ready yet")
 	}
 	// The first Node of the burst reaches HoldLimit and is registered.
-	if holding("first", node("first", corev1.ConditionFalse, now)) {
+	if holding("first", readyNode("first", corev1.ConditionFalse, now)) {
 		t.Fatal("a Node past HoldLimit is still held")
 	}
 	r.held.releaseAll("first", clk.Now())
 	// Woken, the Nodes look again in any order.
-	if !holding("slow", node("slow", corev1.ConditionFalse, now.Add(time.Second))) {
+	if !holding("slow", readyNode("slow", corev1.ConditionFalse, now.Add(time.Second))) {
 		t.Error("a Node not ready yet is no longer held")
 	}
-	if holding("fast", node("fast", corev1.ConditionTrue, now.Add(time.Second/2))) {
+	if holding("fast", readyNode("fast", corev1.ConditionTrue, now.Add(time.Second/2))) {
 		t.Error("a ready Node of the burst still waits for the others after one was registered at HoldLimit")
 	}
 	// The Nodes of a later burst wait for each other again.
 	later := clk.Now().Add(100 * time.Millisecond)
 	clk.SetTime(later)
-	if !holding("next-slow", node("next-slow", corev1.ConditionFalse, later)) {
+	if !holding("next-slow", readyNode("next-slow", corev1.ConditionFalse, later)) {
 		t.Fatal("a Node not ready yet is not held")
 	}
-	if !holding("next", node("next", corev1.ConditionTrue, later)) {
+	if !holding("next", readyNode("next", corev1.ConditionTrue, later)) {
 		t.Error("a Node created after the HoldLimit release opened while another held Node was not ready yet")
 	}
 }
