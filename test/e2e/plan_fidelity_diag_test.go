@@ -103,7 +103,7 @@ func diagnose(b *testing.B, ns string, t *hintTracker) {
 			}
 		}
 	}
-	lateArrivals(b, pods.Items, claims.Items, t)
+	lateArrivals(b, pods.Items, byNode, claims.Items, t)
 	sort.Float64s(holds)
 	sort.Slice(regs, func(i, j int) bool { return regs[i].Before(regs[j]) })
 	var offsets strings.Builder
@@ -116,12 +116,13 @@ func diagnose(b *testing.B, ns string, t *hintTracker) {
 
 // lateArrivals logs the pods running on Nodes of NodeClaims created after the first pass (more than 5 s after
 // the first NodeClaim), by kind, and for a few of them the Node they were first hinted to and what it holds
-// now.
-// Called with t.mu held.
-func lateArrivals(b *testing.B, pods []corev1.Pod, claims []v1.NodeClaim, t *hintTracker) {
+// now (byNode: the pods by the Node they run on).
+func lateArrivals(b *testing.B, pods []corev1.Pod, byNode map[string][]*corev1.Pod, claims []v1.NodeClaim, t *hintTracker) {
 	if len(claims) == 0 {
 		return
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	first := claims[0].CreationTimestamp.Time
 	for _, c := range claims {
 		if c.CreationTimestamp.Time.Before(first) {
@@ -134,10 +135,6 @@ func lateArrivals(b *testing.B, pods []corev1.Pod, claims []v1.NodeClaim, t *hin
 			late[c.Status.NodeName] = true
 		}
 	}
-	byNode := map[string][]string{}
-	for i := range pods {
-		byNode[pods[i].Spec.NodeName] = append(byNode[pods[i].Spec.NodeName], fmt.Sprintf("%s(%s)", pods[i].Name, podKind(&pods[i])))
-	}
 	kinds := map[string]int{}
 	var shown []string
 	for i := range pods {
@@ -148,7 +145,11 @@ func lateArrivals(b *testing.B, pods []corev1.Pod, claims []v1.NodeClaim, t *hin
 		kinds[podKind(p)]++
 		if len(shown) < 6 {
 			hinted := t.first[p.Name]
-			shown = append(shown, fmt.Sprintf("%s first hinted %s, which holds %v", p.Name, hinted, byNode[hinted]))
+			var holds []string
+			for _, q := range byNode[hinted] {
+				holds = append(holds, fmt.Sprintf("%s(%s)", q.Name, podKind(q)))
+			}
+			shown = append(shown, fmt.Sprintf("%s first hinted %s, which holds %v", p.Name, hinted, holds))
 		}
 	}
 	b.Logf("pods on NodeClaims of later passes, by kind: %v; %s", kinds, strings.Join(shown, "; "))
