@@ -317,7 +317,7 @@ func unbound(o client.Object) bool {
 }
 
 // nodeChanged reports whether a Node update may change where pods nominated to it go: its taints, whether it
-// is unschedulable or being deleted.
+// is unschedulable, initialized (open) or being deleted.
 func nodeChanged(o, n client.Object) bool {
 	old, ok1 := o.(*corev1.Node)
 	node, ok2 := n.(*corev1.Node)
@@ -326,6 +326,7 @@ func nodeChanged(o, n client.Object) bool {
 	}
 	return !equality.Semantic.DeepEqual(old.Spec.Taints, node.Spec.Taints) ||
 		old.Spec.Unschedulable != node.Spec.Unschedulable ||
+		old.Labels[v1.NodeInitializedLabelKey] != node.Labels[v1.NodeInitializedLabelKey] ||
 		(old.DeletionTimestamp == nil) != (node.DeletionTimestamp == nil)
 }
 

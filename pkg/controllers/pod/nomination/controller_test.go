@@ -129,9 +129,21 @@ var _ = Describe("Controller", func() {
 		Expect(got.Status.NominatedNodeName).To(Equal("node-1"))
 		Expect(noms).To(HaveKey(key))
 
-		By("the Node opens; a hint cleared within moments may come from an attempt begun before")
+		By("registered but not initialized (a startup taint, or not Ready yet), a while: still held")
 		stored := node.DeepCopy()
 		node.Labels = map[string]string{v1.NodeRegisteredLabelKey: "true"}
+		Expect(env.Client.Patch(ctx, node, client.MergeFrom(stored))).To(Succeed())
+		clear()
+		reconcileAndGet(ctx)
+		clk.Step(3 * time.Second)
+		clear()
+		got, _ = reconcileAndGet(ctx)
+		Expect(got.Status.NominatedNodeName).To(Equal("node-1"))
+		Expect(noms).To(HaveKey(key))
+
+		By("the Node opens; a hint cleared within moments may come from an attempt begun before")
+		stored = node.DeepCopy()
+		node.Labels[v1.NodeInitializedLabelKey] = "true"
 		Expect(env.Client.Patch(ctx, node, client.MergeFrom(stored))).To(Succeed())
 		clear()
 		got, _ = reconcileAndGet(ctx)

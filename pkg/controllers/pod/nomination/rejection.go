@@ -3,7 +3,6 @@ package nomination
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -29,7 +28,7 @@ const rejectAfter = 2 * time.Second
 // (no finalizer) is forgotten then; one still there is looked up again when a hint to it is cleared.
 const openingsKept = 10 * time.Minute
 
-// openings remembers when Lathe first saw each Node open: registered, without the unregistered taint.
+// openings remembers when Lathe first saw each Node open: initialized (see open).
 type openings struct {
 	mu sync.Mutex
 	at map[string]time.Time
@@ -67,10 +66,12 @@ func (o *openings) openFor(name string, now time.Time) time.Duration {
 	return now.Sub(at)
 }
 
-// open reports whether the kube-scheduler may place pods on the Node as far as Lathe is concerned: it is
-// registered and no longer carries the unregistered taint.
+// open reports whether the kube-scheduler may place pods on the Node as far as Lathe knows: Lathe labelled
+// it initialized, so it is registered, Ready, and has shed its NodeClaim's startup taints and the known
+// ephemeral taints (node.kubernetes.io/not-ready among them). A Node registered but not initialized still
+// refuses every pod, and a hint to it that the kube-scheduler clears is no verdict on the plan.
 func open(node *corev1.Node) bool {
-	return node.Labels[v1.NodeRegisteredLabelKey] == "true" && !slices.ContainsFunc(node.Spec.Taints, v1.IsUnregisteredTaint)
+	return node.Labels[v1.NodeInitializedLabelKey] == "true"
 }
 
 // rejected reports whether the kube-scheduler's clearing of the hint it was told (node) is a rejection, and
