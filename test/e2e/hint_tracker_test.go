@@ -29,6 +29,8 @@ type hintTracker struct {
 	boundHinted int
 	// boundWith is, per bound pod, its status.nominatedNodeName in the last unbound state seen.
 	boundWith map[string]string
+	// bindOrder lists the pods in the order the watch saw them bound.
+	bindOrder []string
 	stop      context.CancelFunc
 	done      chan struct{}
 }
@@ -51,6 +53,7 @@ func trackHints(b testing.TB, ns string) *hintTracker {
 		if p.Spec.NodeName != "" {
 			if _, seen := t.bound[p.Name]; !seen {
 				t.boundWith[p.Name] = t.current[p.Name]
+				t.bindOrder = append(t.bindOrder, p.Name)
 				if t.current[p.Name] != "" {
 					t.boundHinted++
 				}

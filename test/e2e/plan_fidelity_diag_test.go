@@ -104,6 +104,7 @@ func diagnose(b *testing.B, ns string, t *hintTracker) {
 		}
 	}
 	lateArrivals(b, pods.Items, byNode, claims.Items, t)
+	spreadsAtTheirTurn(b, pods.Items, t)
 	sort.Float64s(holds)
 	sort.Slice(regs, func(i, j int) bool { return regs[i].Before(regs[j]) })
 	var offsets strings.Builder
@@ -153,4 +154,85 @@ func lateArrivals(b *testing.B, pods []corev1.Pod, byNode map[string][]*corev1.P
 		}
 	}
 	b.Logf("pods on NodeClaims of later passes, by kind: %v; %s", kinds, strings.Join(shown, "; "))
+}
+
+// spreadsAtTheirTurn logs, for the pods with a hard zone spread that were bound elsewhere than their hint,
+// how many found their hinted zone over its skew counting the pods bound before them (in the order the
+// watch saw the bindings); and how far the binding order is from the creation order (the pods' numbers).
+func spreadsAtTheirTurn(b *testing.B, pods []corev1.Pod, t *hintTracker) {
+	ctx := context.Background()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	byName := map[string]*corev1.Pod{}
+	for i := range pods {
+		byName[pods[i].Name] = &pods[i]
+	}
+	zoneOf := map[string]string{}
+	zone := func(node string) string {
+		if z, ok := zoneOf[node]; ok {
+			return z
+		}
+		n := &corev1.Node{}
+		if s.kubeClient.Get(ctx, client.ObjectKey{Name: node}, n) == nil {
+			zoneOf[node] = n.Labels[corev1.LabelTopologyZone]
+		}
+		return zoneOf[node]
+	}
+	zones := map[string]bool{}
+	for _, p := range pods {
+		if p.Spec.NodeName != "" {
+			zones[zone(p.Spec.NodeName)] = true
+		}
+	}
+	overSkew, off, inversions, pairs := 0, 0, 0, 0
+	var bound []*corev1.Pod
+	for _, name := range t.bindOrder {
+		p := byName[name]
+		if p == nil {
+			continue
+		}
+		var n int
+		if _, err := fmt.Sscanf(name[strings.LastIndex(name, "-")+1:], "%d", &n); err == nil {
+			for _, q := range bound {
+				var m int
+				if _, err := fmt.Sscanf(q.Name[strings.LastIndex(q.Name, "-")+1:], "%d", &m); err == nil {
+					pairs++
+					if m > n {
+						inversions++
+					}
+				}
+			}
+		}
+		hinted := t.boundWith[name]
+		if len(p.Spec.TopologySpreadConstraints) > 0 && p.Spec.TopologySpreadConstraints[0].TopologyKey == corev1.LabelTopologyZone &&
+			hinted != "" && hinted != p.Spec.NodeName {
+			off++
+			c := p.Spec.TopologySpreadConstraints[0]
+			counts := map[string]int{}
+			for z := range zones {
+				counts[z] = 0
+			}
+			for _, q := range bound {
+				if q.Labels["my-label"] == c.LabelSelector.MatchLabels["my-label"] {
+					counts[zone(q.Spec.NodeName)]++
+				}
+			}
+			least := -1
+			for _, n := range counts {
+				if least < 0 || n < least {
+					least = n
+				}
+			}
+			self := 0
+			if p.Labels["my-label"] == c.LabelSelector.MatchLabels["my-label"] {
+				self = 1
+			}
+			if counts[zone(hinted)]+self-least > int(c.MaxSkew) {
+				overSkew++
+			}
+		}
+		bound = append(bound, p)
+	}
+	b.Logf("zone-spread pods bound off their hint: %d, of which %d found their hinted zone over its skew from the pods bound before them; binding order against creation order: %d of %d pairs inverted",
+		off, overSkew, inversions, pairs)
 }
