@@ -52,3 +52,19 @@ func TestOpeningsRememberTheFirstSightOfAnOpenNode(t *testing.T) {
 		t.Errorf("an opening older than %v is still kept", openingsKept)
 	}
 }
+
+// A Node's initialization is the Node event that opens it: the pods nominated to it are looked at again
+// then, so that a hint cleared afterwards is judged against the opening.
+func TestNodeInitializationWakesTheNominatedPods(t *testing.T) {
+	before := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{v1.NodeRegisteredLabelKey: "true"}}}
+	after := before.DeepCopy()
+	after.Labels[v1.NodeInitializedLabelKey] = "true"
+	if !nodeChanged(before, after) {
+		t.Error("the Node's initialization is not an update the controller looks at")
+	}
+	heartbeat := after.DeepCopy()
+	heartbeat.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	if nodeChanged(after, heartbeat) {
+		t.Error("a status-only update wakes the nominated pods")
+	}
+}
