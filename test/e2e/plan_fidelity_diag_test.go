@@ -9,6 +9,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
@@ -164,8 +166,14 @@ func spreadsAtTheirTurn(b *testing.B, pods []corev1.Pod, t *hintTracker) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	byName := map[string]*corev1.Pod{}
+	// number is each pod's creation number, the suffix of its name (workload.Diverse).
+	number := map[string]int{}
 	for i := range pods {
 		byName[pods[i].Name] = &pods[i]
+		var n int
+		if _, err := fmt.Sscanf(pods[i].Name[strings.LastIndex(pods[i].Name, "-")+1:], "%d", &n); err == nil {
+			number[pods[i].Name] = n
+		}
 	}
 	zoneOf := map[string]string{}
 	zone := func(node string) string {
@@ -191,11 +199,9 @@ func spreadsAtTheirTurn(b *testing.B, pods []corev1.Pod, t *hintTracker) {
 		if p == nil {
 			continue
 		}
-		var n int
-		if _, err := fmt.Sscanf(name[strings.LastIndex(name, "-")+1:], "%d", &n); err == nil {
+		if n, ok := number[name]; ok {
 			for _, q := range bound {
-				var m int
-				if _, err := fmt.Sscanf(q.Name[strings.LastIndex(q.Name, "-")+1:], "%d", &m); err == nil {
+				if m, ok := number[q.Name]; ok {
 					pairs++
 					if m > n {
 						inversions++
@@ -208,12 +214,16 @@ func spreadsAtTheirTurn(b *testing.B, pods []corev1.Pod, t *hintTracker) {
 			hinted != "" && hinted != p.Spec.NodeName {
 			off++
 			c := p.Spec.TopologySpreadConstraints[0]
+			selector, err := metav1.LabelSelectorAsSelector(c.LabelSelector)
+			if err != nil {
+				b.Fatal(err)
+			}
 			counts := map[string]int{}
 			for z := range zones {
 				counts[z] = 0
 			}
 			for _, q := range bound {
-				if q.Labels["my-label"] == c.LabelSelector.MatchLabels["my-label"] {
+				if selector.Matches(labels.Set(q.Labels)) {
 					counts[zone(q.Spec.NodeName)]++
 				}
 			}
@@ -224,7 +234,7 @@ func spreadsAtTheirTurn(b *testing.B, pods []corev1.Pod, t *hintTracker) {
 				}
 			}
 			self := 0
-			if p.Labels["my-label"] == c.LabelSelector.MatchLabels["my-label"] {
+			if selector.Matches(labels.Set(p.Labels)) {
 				self = 1
 			}
 			if counts[zone(hinted)]+self-least > int(c.MaxSkew) {
