@@ -59,6 +59,7 @@ func planFidelity(b *testing.B, ns string, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	overSkewIfLast(b, plan, pods)
 	passesBefore := provisioningPasses(b)
 	creator := applyClient(b)
 	hints := trackHints(b, ns)
