@@ -64,6 +64,11 @@ func (r *run) allows(p *podInfo, att *attempt, t *target, key, d string, explain
 			return false, fmt.Sprintf("pod affinity on %s: %s=%s has no matching pod", key, key, d)
 		}
 	}
+	if att.settle {
+		if ok, why := r.settled(p, t, key, d, explain); !ok {
+			return false, why
+		}
+	}
 	for _, g := range p.blockedBy {
 		if g.key == key && r.counts.count(g, t, d) > 0 {
 			if !explain {
@@ -183,6 +188,7 @@ func (r *run) record(p *podInfo, t *target, att *attempt) {
 	if att == nil {
 		return
 	}
+	r.recordSpreadHosts(t, att)
 	for _, a := range att.affinities {
 		if a.owners != nil {
 			if d, ok := t.domain(a.owners.key); ok {

@@ -40,6 +40,9 @@ type podInfo struct {
 	// tries are the attempts under the solve's preference policy, listed once by prepare for pending pods
 	// (the packing orders share them, read-only).
 	tries []attempt
+	// settleFirst is set when the pod joins the group of a hard spread of another pending pod: it is tried
+	// first with the spreads already placed kept settled (settle.go).
+	settleFirst bool
 	// signature is swapSignature(pod), listed by prepare for pending pods with tries ("" when not listed).
 	signature string
 }
@@ -240,6 +243,8 @@ type attempt struct {
 	affinities       []*affinityTerm
 	preferNoSchedule bool
 	relaxed          int // how many preferences were dropped
+	// settle keeps the hard spreads already placed within their skew (settle.go).
+	settle bool
 }
 
 // attempts lists the constraint sets to try, strictest first. Preferences are dropped one at a time:

@@ -42,6 +42,8 @@ type run struct {
 	fullNodes     int
 	// filteredBySpread holds the counts of spreads with a node filter (inclusion.go).
 	filteredBySpread map[*spreadConstraint]*filteredCounts
+	// spreadHosts holds, by group id, where the group's hard spreads are placed (settle.go); nil until one is.
+	spreadHosts []*spreadHost
 }
 
 // growthCandidates bounds how many claims that would have to grow are priced on each side of the scan
@@ -95,22 +97,35 @@ func (r *run) placeAll(ctx context.Context, pods []*podInfo) error {
 	return nil
 }
 
-// place tries each relaxation of the pod's preferences until one fits.
+// place tries each relaxation of the pod's preferences until one fits; a pod that joins a hard spread placed
+// before it is first tried with its strictest attempt settling that spread (settle.go).
 func (r *run) place(p *podInfo) bool {
 	atts := p.tries
 	if atts == nil {
 		atts = p.attempts(r.prep.opts.PreferencePolicy)
 	}
-	for _, att := range atts {
-		if r.placeOnNode(p, &att) {
-			return true // lastAtt is only read for pods on new claims and unplaced pods
+	if p.settleFirst && r.spreadHosts != nil {
+		settled := atts[0]
+		settled.settle = true
+		if r.placeUnder(p, settled) {
+			return true
 		}
-		r.lastAtt[p] = att
-		if r.placeOnClaim(p, &att) {
+	}
+	for _, att := range atts {
+		if r.placeUnder(p, att) {
 			return true
 		}
 	}
 	return false
+}
+
+// placeUnder puts the pod on an existing node or in-flight claim, else on a claim, under one attempt.
+func (r *run) placeUnder(p *podInfo, att attempt) bool {
+	if r.placeOnNode(p, &att) {
+		return true // lastAtt is only read for pods on new claims and unplaced pods
+	}
+	r.lastAtt[p] = att
+	return r.placeOnClaim(p, &att)
 }
 
 // placeOnNode puts the pod on the first existing node or in-flight claim that can hold it.

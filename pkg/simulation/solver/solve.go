@@ -195,6 +195,7 @@ func prepareWith(in Input, opts Options, share bool, dims *resourceDims) *prepar
 		p.tries = p.attempts(opts.PreferencePolicy)
 		p.signature = swapSignature(p)
 	}
+	prep.markSettling()
 	return prep
 }
 
