@@ -26,12 +26,12 @@ type env struct {
 	types  *instancetype.Provider
 }
 
-func setup(t testing.TB, mutate func(*instancetype.Options)) *env {
+func setup(t testing.TB, mutate func(*instancetype.Options), ec2Opts ...func(*ec2.Options)) *env {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	r := fakeaws.New(fakeaws.Options{Clock: clk}).Start()
 	t.Cleanup(r.Close)
-	return setupOn(r, clk, mutate)
+	return setupOn(r, clk, mutate, ec2Opts...)
 }
 
 // setupOn builds the providers against a running fake.
@@ -165,10 +165,7 @@ func (u unavailableSet) IsUnavailable(it, zone, ct string) bool { return u[it+"/
 // one run in ten on 2026-12-02, never without the throttling) the attempt after them fails reading its
 // response ("use of closed network connection"), which the SDK retries too. The cause is not known.
 func TestThrottledDescribeCallsAreRetried(t *testing.T) {
-	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
-	r := fakeaws.New(fakeaws.Options{Clock: clk}).Start()
-	t.Cleanup(r.Close)
-	e := setupOn(r, clk, nil, func(o *ec2.Options) { o.RetryMaxAttempts = 5 })
+	e := setup(t, nil, func(o *ec2.Options) { o.RetryMaxAttempts = 5 })
 	e.fake.Faults().Throttle("ec2", "DescribeInstanceTypes", 2)
 	e.fake.Faults().Throttle("ec2", "DescribeInstanceTypeOfferings", 2)
 	if its := e.list(t, nil); len(its) == 0 {
