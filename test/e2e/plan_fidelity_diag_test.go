@@ -228,17 +228,7 @@ func spreadsAtTheirTurn(b *testing.B, pods []corev1.Pod, t *hintTracker) {
 					counts[zone(q.Spec.NodeName)]++
 				}
 			}
-			least := -1
-			for _, n := range counts {
-				if least < 0 || n < least {
-					least = n
-				}
-			}
-			self := 0
-			if selector.Matches(labels.Set(p.Labels)) {
-				self = 1
-			}
-			if counts[zone(hinted)]+self-least > int(c.MaxSkew) {
+			if overZoneSkew(selector, c.MaxSkew, p, zone(hinted), counts) {
 				overSkew++
 			}
 		}
@@ -285,18 +275,27 @@ func overSkewIfLast(b *testing.B, plan *solver.Plan, pods []*corev1.Pod) {
 					count[zoneOf[q.Name]]++
 				}
 			}
-			least := len(pods)
-			for _, c := range count {
-				least = min(least, c)
-			}
-			self := 0
-			if sel.Matches(labels.Set(p.Labels)) {
-				self = 1
-			}
-			if count[zone]+self-least > int(tsc.MaxSkew) {
+			if overZoneSkew(sel, tsc.MaxSkew, p, zone, count) {
 				over++
 			}
 		}
 	}
 	b.Logf("plan: %d of %d hard zone spreads are over their skew if their pod is bound last", over, spreads)
+}
+
+// overZoneSkew reports whether a pod with a zone spread (selector, maxSkew) would be over the skew in zone,
+// as the kube-scheduler checks it: counts holds the other pods the selector matches in every zone, and the
+// pod itself is added if it matches.
+func overZoneSkew(selector labels.Selector, maxSkew int32, pod *corev1.Pod, zone string, counts map[string]int) bool {
+	least := -1
+	for _, n := range counts {
+		if least < 0 || n < least {
+			least = n
+		}
+	}
+	self := 0
+	if selector.Matches(labels.Set(pod.Labels)) {
+		self = 1
+	}
+	return counts[zone]+self-least > int(maxSkew)
 }
