@@ -65,7 +65,7 @@ func (r *run) allows(p *podInfo, att *attempt, t *target, key, d string, explain
 		}
 	}
 	if att.settle {
-		if ok, why := r.settled(p, t, key, d, explain); !ok {
+		if ok, why := r.settled(p, t, key, d, att.avoid, explain); !ok {
 			return false, why
 		}
 	}

@@ -245,6 +245,8 @@ type attempt struct {
 	relaxed          int // how many preferences were dropped
 	// settle keeps the hard spreads already placed within their skew (settle.go).
 	settle bool
+	// avoid, with settle, keeps the pod out of every domain where such a spread is placed (settle.go).
+	avoid bool
 }
 
 // attempts lists the constraint sets to try, strictest first. Preferences are dropped one at a time:

@@ -98,7 +98,8 @@ func (r *run) placeAll(ctx context.Context, pods []*podInfo) error {
 }
 
 // place tries each relaxation of the pod's preferences until one fits; a pod that joins a hard spread placed
-// before it is first tried with its strictest attempt settling that spread (settle.go).
+// before it is first tried with its strictest attempt settling that spread: away from its domain if it can,
+// else within its skew (settle.go).
 func (r *run) place(p *podInfo) bool {
 	atts := p.tries
 	if atts == nil {
@@ -107,6 +108,13 @@ func (r *run) place(p *podInfo) bool {
 	if p.settleFirst && r.spreadHosts != nil {
 		settled := atts[0]
 		settled.settle = true
+		if r.canAvoid(p) {
+			away := settled
+			away.avoid = true
+			if r.placeUnder(p, away) {
+				return true
+			}
+		}
 		if r.placeUnder(p, settled) {
 			return true
 		}
@@ -234,10 +242,13 @@ type claimChoice struct {
 // placeOnClaim puts the pod on the open claim where it adds least to the price, or on a new claim when
 // that is cheaper.
 func (r *run) placeOnClaim(p *podInfo, att *attempt) bool {
-	best, found := r.bestOpenClaim(p, att)
+	best, found, cut := r.bestOpenClaim(p, att)
 	if found && best.cost <= 1e-12 { // nothing is cheaper than free room
 		r.apply(p, att, best)
 		return true
+	}
+	if cut {
+		return false // an avoiding scan stopped before it saw every open claim: a new claim may be a waste
 	}
 	fresh, freshOK := r.newClaim(p, att)
 	switch {
@@ -259,13 +270,23 @@ func (r *run) placeOnClaim(p *podInfo, att *attempt) bool {
 // the pod at no extra cost. Claims that would have to grow are only priced for a bounded number of
 // candidates on each side of the scan start, which keeps a pod's cost near constant in the claim count.
 // Claims its hostname limits rule out are never visited, and neither are blocks of claims without room
-// once growth is no longer priced, so that the scan doesn't grow with claims it can't use either.
-func (r *run) bestOpenClaim(p *podInfo, att *attempt) (claimChoice, bool) {
-	var best claimChoice
-	found := false
+// once growth is no longer priced, so that the scan doesn't grow with claims it can't use either. A scan that
+// keeps the pod away from spreads (settle.go) stops after awayRefusals refusals, and reports it was cut.
+func (r *run) bestOpenClaim(p *podInfo, att *attempt) (best claimChoice, found, cut bool) {
+	refused := 0
+	// refuse counts a claim evaluate refused and reports whether an avoiding scan must stop there.
+	refuse := func() bool {
+		refused++
+		cut = att.avoid && refused > awayRefusals
+		return cut
+	}
 	consider := func(c *target) bool {
+		if att.avoid && r.nearSpreads(p, c) {
+			return false // settled would refuse it; checked here, it spares the claim's evaluation
+		}
 		choice, ok := r.evaluate(p, att, c)
 		if !ok {
+			refuse()
 			return false
 		}
 		if !found || choice.cost < best.cost-1e-12 {
@@ -289,9 +310,15 @@ func (r *run) bestOpenClaim(p *podInfo, att *attempt) (claimChoice, bool) {
 			}
 		}
 		c := list.at(pos)
+		if att.avoid && r.nearSpreads(p, c) {
+			continue
+		}
 		if c.used.fitsWith(p.requests, c.types[c.cur].alloc) {
 			choice, ok := r.evaluate(p, att, c)
 			if !ok {
+				if refuse() {
+					break
+				}
 				continue
 			}
 			if choice.cost > 1e-12 {
@@ -312,18 +339,26 @@ func (r *run) bestOpenClaim(p *podInfo, att *attempt) (claimChoice, bool) {
 		if grown < growthCandidates && consider(c) {
 			grown++
 		}
+		if cut {
+			break
+		}
 	}
 	if free > 0 {
-		return bestFree, true
+		return bestFree, true, false
 	}
 	grown = 0
-	for pos, ok := list.prev(start); ok && grown < growthCandidates; pos, ok = list.prev(pos) {
+	for pos, ok := list.prev(start); ok && grown < growthCandidates && !cut; pos, ok = list.prev(pos) {
 		if consider(list.at(pos)) {
 			grown++
 		}
 	}
-	return best, found
+	return best, found, cut
 }
+
+// awayRefusals bounds how many claims may refuse a pod being kept away from spreads (settle.go) before the
+// scan stops and the pod is placed under its settling attempt instead: a preference is not worth a walk over
+// every claim for each pod of a spread group.
+const awayRefusals = 64
 
 // freeCandidates bounds how many claims with free room for a pod are compared before choosing one.
 const freeCandidates = 8

@@ -2,6 +2,7 @@ package solver
 
 import (
 	"fmt"
+	"slices"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 )
@@ -12,9 +13,16 @@ import (
 // into the spread pod's domain, can leave that domain over the skew once everything is bound; the
 // kube-scheduler then fails the spread pod's hint whenever it comes to it after that pod, and sends it
 // elsewhere or back to provisioning. So a pending pod that joins the group of a hard spread of another
-// pending pod (not a hostname spread: there the least count is almost always zero) is first placed where
-// every such spread already placed stays within its skew, and only if that fits nowhere, anywhere its own
-// constraints allow: the settled plan is a preference, as the kube-scheduler lets the pod go anywhere.
+// pending pod (not a hostname spread: there the least count is almost always zero) is placed, in this order
+// of preference:
+//   - away: in no domain where such a spread is placed. Then no binding order can put that domain ahead
+//     through this pod: even final counts within the skew are passed on the way by orders that bind one
+//     domain's pods first, and the kube-scheduler refuses the spread pod at that moment;
+//   - settled: where every such spread already placed stays within its skew once every pod is bound;
+//   - anywhere its own constraints allow, as the kube-scheduler would place the pod anywhere.
+//
+// Looking away costs a scan of the open claims; it stops after awayRefusals claims refuse the pod and
+// the pod is settled instead, so that a pod of a spread group costs about what any other pod does.
 
 // spreadHost is where the pods of one group's hard spreads are placed: the spread whose counts are
 // compared, and by domain the least maxSkew of the spreads placed there.
@@ -72,8 +80,9 @@ func (r *run) recordSpreadHosts(t *target, att *attempt) {
 }
 
 // settled reports whether adding the pod to domain d of key on target t keeps every hard spread placed in
-// d, of a group the pod joins, within its skew; the reason is built only with explain.
-func (r *run) settled(p *podInfo, t *target, key, d string, explain bool) (bool, string) {
+// d, of a group the pod joins, within its skew; with avoid, whether no such spread is placed in d at all.
+// The reason is built only with explain.
+func (r *run) settled(p *podInfo, t *target, key, d string, avoid, explain bool) (bool, string) {
 	if r.spreadHosts == nil {
 		return true, ""
 	}
@@ -89,6 +98,12 @@ func (r *run) settled(p *podInfo, t *target, key, d string, explain bool) (bool,
 		if !ok {
 			continue
 		}
+		if avoid {
+			if !explain {
+				return false, ""
+			}
+			return false, fmt.Sprintf("a pending pod on %s=%s has a hard topology spread that counts this pod", key, d)
+		}
 		count, minimum := r.spreadCount(h.spread, t, d)
 		if count+1-minimum > skew {
 			if !explain {
@@ -98,4 +113,45 @@ func (r *run) settled(p *podInfo, t *target, key, d string, explain bool) (bool,
 		}
 	}
 	return true, ""
+}
+
+// canAvoid reports whether, for every group the pod joins with a hard spread placed, some domain the spread
+// counts holds none of the group's spreads yet; otherwise placeAway cannot succeed.
+func (r *run) canAvoid(p *podInfo) bool {
+	for _, g := range p.memberOf {
+		h := r.spreadHosts[g.id]
+		if h == nil {
+			continue
+		}
+		if !slices.ContainsFunc(h.spread.universe, func(d string) bool { _, hosted := h.skew[d]; return !hosted }) {
+			return false
+		}
+	}
+	return true
+}
+
+// hostsSpreadOf reports whether a hard spread of a group the pod joins is placed in domain d of key.
+func (r *run) hostsSpreadOf(p *podInfo, key, d string) bool {
+	for _, g := range p.memberOf {
+		if g.key != key {
+			continue
+		}
+		if h := r.spreadHosts[g.id]; h != nil {
+			if _, hosted := h.skew[d]; hosted {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nearSpreads reports whether target t is in a domain where a hard spread of a group the pod joins is
+// placed; a target whose domain is not settled yet is not.
+func (r *run) nearSpreads(p *podInfo, t *target) bool {
+	for _, g := range p.memberOf {
+		if d, ok := t.domain(g.key); ok && r.hostsSpreadOf(p, g.key, d) {
+			return true
+		}
+	}
+	return false
 }
