@@ -282,6 +282,7 @@ func (r *run) bestOpenClaim(p *podInfo, att *attempt) (best claimChoice, found, 
 	}
 	consider := func(c *target) bool {
 		if att.avoid && r.nearSpreads(p, c) {
+			refuse()
 			return false // settled would refuse it; checked here, it spares the claim's evaluation
 		}
 		choice, ok := r.evaluate(p, att, c)
@@ -311,6 +312,9 @@ func (r *run) bestOpenClaim(p *podInfo, att *attempt) (best claimChoice, found, 
 		}
 		c := list.at(pos)
 		if att.avoid && r.nearSpreads(p, c) {
+			if refuse() {
+				break
+			}
 			continue
 		}
 		if c.used.fitsWith(p.requests, c.types[c.cur].alloc) {
@@ -355,10 +359,11 @@ func (r *run) bestOpenClaim(p *podInfo, att *attempt) (best claimChoice, found, 
 	return best, found, cut
 }
 
-// awayRefusals bounds how many claims may refuse a pod being kept away from spreads (settle.go) before the
+// awayRefusals bounds how many claims may refuse a pod being kept away from spreads (settle.go), those in a
+// spread's domain included, before the
 // scan stops and the pod is placed under its settling attempt instead: a preference is not worth a walk over
 // every claim for each pod of a spread group.
-const awayRefusals = 64
+const awayRefusals = 256
 
 // freeCandidates bounds how many claims with free room for a pod are compared before choosing one.
 const freeCandidates = 8
