@@ -360,9 +360,8 @@ func (r *run) bestOpenClaim(p *podInfo, att *attempt) (best claimChoice, found, 
 }
 
 // awayRefusals bounds how many claims may refuse a pod being kept away from spreads (settle.go), those in a
-// spread's domain included, before the
-// scan stops and the pod is placed under its settling attempt instead: a preference is not worth a walk over
-// every claim for each pod of a spread group.
+// spread's domain included, before the scan stops and the pod is placed under its settling attempt instead:
+// a preference is not worth a walk over every claim for each pod of a spread group.
 const awayRefusals = 256
 
 // freeCandidates bounds how many claims with free room for a pod are compared before choosing one.
