@@ -116,7 +116,7 @@ func (r *run) settled(p *podInfo, t *target, key, d string, avoid, explain bool)
 }
 
 // canAvoid reports whether, for every group the pod joins with a hard spread placed, some domain the spread
-// counts holds none of the group's spreads yet; otherwise placeAway cannot succeed.
+// counts holds none of the group's spreads yet; otherwise the away attempt cannot succeed.
 func (r *run) canAvoid(p *podInfo) bool {
 	for _, g := range p.memberOf {
 		h := r.spreadHosts[g.id]
