@@ -6,7 +6,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 )
 
 // Target is where the provisioner planned a pending pod: a NodeClaim (launched for it, or in flight and
@@ -26,9 +30,9 @@ type nomination struct {
 // MinNominationWindow and NominationWindow give how long a nomination to a Node holds: twice the longest
 // provisioning batch, at least 10 s, as Karpenter's nominationWindow (kubernetes-sigs/karpenter v1.14,
 // pkg/controllers/state/statenode.go: max(2*BatchMaxDuration, 10s)). A pod nominated to a NodeClaim still
-// in flight keeps its place for as long as the claim is in flight (liveness deletes a claim that does not
-// launch or register in time, and the nomination goes with it); the window starts once the claim's Node
-// is Ready.
+// in flight keeps its place for as long as the claim is in flight, its Node held by registration included
+// (liveness deletes a claim that does not launch or register in time, and the nomination goes with it); the
+// window starts once the claim is Registered and its Node Ready.
 const MinNominationWindow = 10 * time.Second
 
 // NominationWindow returns the window for the given BATCH_MAX_DURATION.
@@ -147,15 +151,20 @@ type Nomination struct {
 }
 
 // liveness is the one rule for whether a nomination still holds (see NominationWindow): its target exists
-// and is not marked for deletion, and the window has not passed since the later of the nomination and the
-// target's Node becoming usable (Ready, else created). It returns the Node name (empty while in flight) and the expiry (zero while in
-// flight).
+// and is not marked for deletion, and the window has not passed since the latest of the nomination, the
+// target's Node becoming Ready (else its creation) and its NodeClaim becoming Registered. A Node whose
+// NodeClaim is not Registered yet is held by registration: the kube-scheduler cannot place pods there, and
+// the nomination holds as for a claim in flight. It returns the Node name (empty while the claim has none)
+// and the expiry (zero while in flight or held).
 func (c *Cluster) liveness(at time.Time, m machineRef, now time.Time) (string, time.Time, bool) {
 	if !m.found || m.marked {
 		return "", time.Time{}, false
 	}
 	if m.node == "" {
 		return "", time.Time{}, true
+	}
+	if m.held {
+		return m.node, time.Time{}, true // in flight until the Node opens: hints may be written, nothing expires
 	}
 	start := at
 	if m.usableSince.After(start) {
@@ -171,6 +180,9 @@ type machineRef struct {
 	found, marked bool
 	node          string
 	usableSince   time.Time
+	// held is set while the Node exists but its NodeClaim is not Registered: the kube-scheduler cannot place
+	// pods there yet.
+	held bool
 }
 
 // refOf reads the machineRef of an entry, copying nothing.
@@ -181,8 +193,31 @@ func refOf(key string, e *nodeEntry, marks map[string]struct{}) machineRef {
 	m := machineRef{found: true, marked: markedForDeletion(key, e, marks)}
 	if e.node != nil {
 		m.node, m.usableSince = e.node.Name, nodeUsableSince(e.node)
+		m.held = e.claim != nil && !registered(e.claim)
+		if since, ok := registeredSince(e.claim); ok && since.After(m.usableSince) {
+			m.usableSince = since
+		}
 	}
 	return m
+}
+
+// registered reports whether the NodeClaim is Registered: its Node has shed the unregistered taint, and the
+// kube-scheduler may place pods there.
+func registered(claim *v1.NodeClaim) bool {
+	_, ok := registeredSince(claim)
+	return ok
+}
+
+// registeredSince is when the NodeClaim became Registered; false while it is not.
+func registeredSince(claim *v1.NodeClaim) (time.Time, bool) {
+	if claim == nil {
+		return time.Time{}, false
+	}
+	c := meta.FindStatusCondition(claim.Status.Conditions, v1.ConditionTypeRegistered)
+	if c == nil || c.Status != metav1.ConditionTrue {
+		return time.Time{}, false
+	}
+	return c.LastTransitionTime.Time, true
 }
 
 // nodeUsableSince is when the Node could first take pods: when it last became Ready, else when it was

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/state"
 )
 
@@ -56,8 +57,22 @@ var _ = Describe("Nominations", func() {
 		n, ok := h.cluster.NominationOf(key("p"))
 		Expect(ok).To(BeTrue())
 		Expect(n.NodeName).To(Equal("node-1"))
-		// The window counts from the later of the nomination and the Node appearing (the API server's clock).
-		Expect(n.Until).To(BeTemporally(">=", h.clock.Now().Add(state.MinNominationWindow)))
+		// Until the claim is Registered, registration holds the Node (the kube-scheduler cannot place the pod
+		// there yet): the nomination holds as for a claim in flight, however long that takes.
+		Expect(n.Until.IsZero()).To(BeTrue())
+		h.clock.Step(time.Hour)
+		Expect(stateNode(h.cluster.Snapshot(), "node-1").Nominated).To(HaveLen(1))
+
+		// The window counts from the latest of the nomination, the Node appearing (the API server's clock)
+		// and the claim's registration.
+		registered := metav1.NewTime(h.clock.Now().Add(time.Hour).Truncate(time.Second))
+		claim.Status.Conditions = []metav1.Condition{{Type: v1.ConditionTypeRegistered, Status: metav1.ConditionTrue,
+			Reason: v1.ConditionTypeRegistered, LastTransitionTime: registered}}
+		Expect(env.Client.Status().Update(ctx, claim)).To(Succeed())
+		h.sync(ctx, claim)
+		n, ok = h.cluster.NominationOf(key("p"))
+		Expect(ok).To(BeTrue())
+		Expect(n.Until).To(BeTemporally("==", registered.Add(state.MinNominationWindow)))
 
 		h.clock.SetTime(n.Until.Add(-time.Millisecond))
 		Expect(stateNode(h.cluster.Snapshot(), "node-1").Nominated).To(HaveLen(1))

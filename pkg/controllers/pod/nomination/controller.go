@@ -204,6 +204,8 @@ func (c *Controller) wanted(ctx context.Context, pod types.NamespacedName) (stri
 	switch {
 	case !ok:
 		return "", reconcile.Result{}, nil
+	case n.NodeName != "" && n.Until.IsZero():
+		return n.NodeName, reconcile.Result{RequeueAfter: inFlightRecheck}, nil // held by registration
 	case n.NodeName != "":
 		return n.NodeName, reconcile.Result{RequeueAfter: max(n.Until.Sub(c.clock.Now()), 0) + expiryMargin}, nil
 	}
