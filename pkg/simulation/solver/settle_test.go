@@ -16,13 +16,40 @@ import (
 // matches per zone (zones of the test catalog), the pod itself left out and then added if it matches.
 func overSkewAtTheEnd(t *testing.T, plan *solver.Plan, ps []*corev1.Pod) []string {
 	t.Helper()
+	return overZoneSpreads(t, plan, ps, func(p *corev1.Pod, maxSkew int, matches func(*corev1.Pod) bool, zoneOf map[string]string) bool {
+		count := map[string]int{}
+		for _, z := range testZones() {
+			count[z] = 0
+		}
+		for _, q := range ps {
+			if q.Name != p.Name && matches(q) {
+				count[zoneOf[q.Name]]++
+			}
+		}
+		least := len(ps)
+		for _, z := range testZones() {
+			least = min(least, count[z])
+		}
+		self := 0
+		if matches(p) {
+			self = 1
+		}
+		return count[zoneOf[p.Name]]+self-least > maxSkew
+	})
+}
+
+// overZoneSpreads lists the pods with a hard zone spread that over reports as over its skew, given the
+// spread's maxSkew, whether its selector matches a pod, and the planned zone of every pod.
+func overZoneSpreads(t *testing.T, plan *solver.Plan, ps []*corev1.Pod,
+	over func(p *corev1.Pod, maxSkew int, matches func(*corev1.Pod) bool, zoneOf map[string]string) bool) []string {
+	t.Helper()
 	zoneOf := map[string]string{}
 	for _, nc := range plan.NodeClaims {
 		for _, p := range nc.Pods {
 			zoneOf[p.Name] = nc.Zone
 		}
 	}
-	var over []string
+	var names []string
 	for _, p := range ps {
 		for _, tsc := range p.Spec.TopologySpreadConstraints {
 			if tsc.TopologyKey != v1.LabelTopologyZone || tsc.WhenUnsatisfiable != corev1.DoNotSchedule {
@@ -32,29 +59,13 @@ func overSkewAtTheEnd(t *testing.T, plan *solver.Plan, ps []*corev1.Pod) []strin
 			if err != nil {
 				t.Fatal(err)
 			}
-			count := map[string]int{}
-			for _, z := range testZones() {
-				count[z] = 0
-			}
-			for _, q := range ps {
-				if q.Name != p.Name && sel.Matches(labels.Set(q.Labels)) {
-					count[zoneOf[q.Name]]++
-				}
-			}
-			least := len(ps)
-			for _, z := range testZones() {
-				least = min(least, count[z])
-			}
-			self := 0
-			if sel.Matches(labels.Set(p.Labels)) {
-				self = 1
-			}
-			if count[zoneOf[p.Name]]+self-least > int(tsc.MaxSkew) {
-				over = append(over, p.Name)
+			matches := func(q *corev1.Pod) bool { return sel.Matches(labels.Set(q.Labels)) }
+			if over(p, int(tsc.MaxSkew), matches, zoneOf) {
+				names = append(names, p.Name)
 			}
 		}
 	}
-	return over
+	return names
 }
 
 // One pod spreads over zones the pods labelled app=web, itself among them, and four more such pods have no
@@ -95,37 +106,18 @@ func TestSettlingSpreadsIsAPreference(t *testing.T) {
 // in these tests, so that zone then counts all of its planned matching pods against a least count of zero.
 func overSkewInSomeOrder(t *testing.T, plan *solver.Plan, ps []*corev1.Pod) []string {
 	t.Helper()
-	zoneOf := map[string]string{}
-	for _, nc := range plan.NodeClaims {
-		for _, p := range nc.Pods {
-			zoneOf[p.Name] = nc.Zone
-		}
-	}
-	var over []string
-	for _, p := range ps {
-		for _, tsc := range p.Spec.TopologySpreadConstraints {
-			if tsc.TopologyKey != v1.LabelTopologyZone || tsc.WhenUnsatisfiable != corev1.DoNotSchedule {
-				continue
-			}
-			sel, err := metav1.LabelSelectorAsSelector(tsc.LabelSelector)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ahead := 0
-			for _, q := range ps {
-				if q.Name != p.Name && sel.Matches(labels.Set(q.Labels)) && zoneOf[q.Name] == zoneOf[p.Name] {
-					ahead++
-				}
-			}
-			if sel.Matches(labels.Set(p.Labels)) {
+	return overZoneSpreads(t, plan, ps, func(p *corev1.Pod, maxSkew int, matches func(*corev1.Pod) bool, zoneOf map[string]string) bool {
+		ahead := 0
+		for _, q := range ps {
+			if q.Name != p.Name && matches(q) && zoneOf[q.Name] == zoneOf[p.Name] {
 				ahead++
 			}
-			if ahead > int(tsc.MaxSkew) {
-				over = append(over, p.Name)
-			}
 		}
-	}
-	return over
+		if matches(p) {
+			ahead++
+		}
+		return ahead > maxSkew
+	})
 }
 
 // A pod spreads over zones the pods labelled app=web without being one of them. Two web pods must go to
