@@ -75,10 +75,7 @@ func TestPlanKeepsPlacedSpreadsWithinTheirSkew(t *testing.T) {
 	web := map[string]string{"app": "web"}
 	ps := []*corev1.Pod{pod("spread", "1", "64Mi", withLabels(web), withSpreadOf(v1.LabelTopologyZone, "web"))}
 	ps = append(ps, pods(4, "web", "250m", "64Mi", withLabels(web))...)
-	plan := solveChecked(t, input(ps, nodePool("default")), solver.Options{})
-	if len(plan.Unschedulable) > 0 {
-		t.Fatalf("unschedulable: %v", reasonsOf(plan))
-	}
+	plan := planEvery(t, ps)
 	if over := overSkewAtTheEnd(t, plan, ps); len(over) > 0 {
 		t.Errorf("over their skew once every pod is placed: %v", over)
 	}
@@ -92,10 +89,7 @@ func TestSettlingSpreadsIsAPreference(t *testing.T) {
 	inZoneA := func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{v1.LabelTopologyZone: "zone-a"} }
 	ps := []*corev1.Pod{pod("spread", "1", "64Mi", withLabels(web), withSpreadOf(v1.LabelTopologyZone, "web"))}
 	ps = append(ps, pods(4, "web", "250m", "64Mi", withLabels(web), inZoneA)...)
-	plan := solveChecked(t, input(ps, nodePool("default")), solver.Options{})
-	if len(plan.Unschedulable) > 0 {
-		t.Fatalf("unschedulable: %v", reasonsOf(plan))
-	}
+	plan := planEvery(t, ps)
 	if over := overSkewAtTheEnd(t, plan, ps); len(over) != 1 {
 		t.Errorf("want the spread pod's zone ahead (it can be bound first only), got %v over", over)
 	}
@@ -134,14 +128,21 @@ func TestPlanKeepsSpreadsWithinTheirSkewInAnyBindingOrder(t *testing.T) {
 	ps = append(ps, pods(2, "web-b", "250m", "64Mi", withLabels(web), inZone("zone-b"))...)
 	ps = append(ps, pods(2, "web-c", "250m", "64Mi", withLabels(web), inZone("zone-c"))...)
 	ps = append(ps, pods(3, "web", "250m", "64Mi", withLabels(web))...)
-	plan := solveChecked(t, input(ps, nodePool("default")), solver.Options{})
-	if len(plan.Unschedulable) > 0 {
-		t.Fatalf("unschedulable: %v", reasonsOf(plan))
-	}
+	plan := planEvery(t, ps)
 	if over := overSkewInSomeOrder(t, plan, ps); len(over) > 0 {
 		t.Errorf("over their skew in some binding order: %v", over)
 	}
 	if over := overSkewAtTheEnd(t, plan, ps); len(over) > 0 {
 		t.Errorf("over their skew once every pod is placed: %v", over)
 	}
+}
+
+// planEvery solves ps on the default pool, checked, and fails the test unless every pod is placed.
+func planEvery(t *testing.T, ps []*corev1.Pod) *solver.Plan {
+	t.Helper()
+	plan := solveChecked(t, input(ps, nodePool("default")), solver.Options{})
+	if len(plan.Unschedulable) > 0 {
+		t.Fatalf("unschedulable: %v", reasonsOf(plan))
+	}
+	return plan
 }
