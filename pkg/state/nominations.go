@@ -193,22 +193,17 @@ func refOf(key string, e *nodeEntry, marks map[string]struct{}) machineRef {
 	m := machineRef{found: true, marked: markedForDeletion(key, e, marks)}
 	if e.node != nil {
 		m.node, m.usableSince = e.node.Name, nodeUsableSince(e.node)
-		m.held = e.claim != nil && !registered(e.claim)
-		if since, ok := registeredSince(e.claim); ok && since.After(m.usableSince) {
+		since, ok := registeredSince(e.claim)
+		m.held = e.claim != nil && !ok
+		if ok && since.After(m.usableSince) {
 			m.usableSince = since
 		}
 	}
 	return m
 }
 
-// registered reports whether the NodeClaim is Registered: its Node has shed the unregistered taint, and the
-// kube-scheduler may place pods there.
-func registered(claim *v1.NodeClaim) bool {
-	_, ok := registeredSince(claim)
-	return ok
-}
-
-// registeredSince is when the NodeClaim became Registered; false while it is not.
+// registeredSince is when the NodeClaim became Registered (its Node shed the unregistered taint, and the
+// kube-scheduler may place pods there); false while it is not, or for no claim.
 func registeredSince(claim *v1.NodeClaim) (time.Time, bool) {
 	if claim == nil {
 		return time.Time{}, false
