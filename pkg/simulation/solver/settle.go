@@ -37,7 +37,7 @@ func (prep *prepared) markSettling() {
 	spread := map[*group]bool{}
 	for _, p := range prep.pods {
 		for _, s := range p.spreads {
-			if !s.soft && s.group.key != v1.LabelHostname {
+			if s.settles() {
 				spread[s.group] = true
 			}
 		}
@@ -55,10 +55,13 @@ func (prep *prepared) markSettling() {
 	}
 }
 
+// settles reports whether other pods settle around the spread: it is hard, and not over hostnames.
+func (s *spreadConstraint) settles() bool { return !s.soft && s.group.key != v1.LabelHostname }
+
 // recordSpreadHosts records, for each hard non-hostname spread the pod was placed under, the domain of t.
 func (r *run) recordSpreadHosts(t *target, att *attempt) {
 	for _, s := range att.spreads {
-		if s.soft || s.group.key == v1.LabelHostname {
+		if !s.settles() {
 			continue
 		}
 		d, ok := t.domain(s.group.key)
@@ -86,6 +89,12 @@ func (r *run) settled(p *podInfo, t *target, key, d string, avoid, explain bool)
 	if r.spreadHosts == nil {
 		return true, ""
 	}
+	if avoid && r.hostsSpreadOf(p, key, d) {
+		if !explain {
+			return false, ""
+		}
+		return false, fmt.Sprintf("a pending pod on %s=%s has a hard topology spread that counts this pod", key, d)
+	}
 	for _, g := range p.memberOf {
 		if g.key != key {
 			continue
@@ -97,12 +106,6 @@ func (r *run) settled(p *podInfo, t *target, key, d string, avoid, explain bool)
 		skew, ok := h.skew[d]
 		if !ok {
 			continue
-		}
-		if avoid {
-			if !explain {
-				return false, ""
-			}
-			return false, fmt.Sprintf("a pending pod on %s=%s has a hard topology spread that counts this pod", key, d)
 		}
 		count, minimum := r.spreadCount(h.spread, t, d)
 		if count+1-minimum > skew {
