@@ -64,6 +64,9 @@ type Deps struct {
 	// kube-scheduler can follow the plan (see registration.hold), for at most HoldLimit after the Node
 	// appeared.
 	Hints Hints
+	// Reader reads a Node straight from the API server when a write from the cached copy conflicts; nil
+	// means Client. Give it the manager's API reader: the cache lags behind new Nodes under load.
+	Reader client.Reader
 	// Launches, when set, is where the launches are kept, shared with the controllers that ask ProviderIDOf;
 	// nil means a store of the controller's own.
 	Launches *Launches
@@ -111,13 +114,17 @@ func NewController(deps Deps) *Controller {
 	if launches == nil {
 		launches = NewLaunches()
 	}
+	reader := deps.Reader
+	if reader == nil {
+		reader = deps.Client
+	}
 	return &Controller{
 		kubeClient: deps.Client,
 		clock:      deps.Clock,
 		launch: &launch{kubeClient: deps.Client, cloudProvider: deps.CloudProvider, clock: deps.Clock,
 			recorder: deps.Recorder, metrics: m, cache: launches},
 		registration: &registration{kubeClient: deps.Client, clock: deps.Clock, recorder: deps.Recorder,
-			metrics: m, hints: deps.Hints, held: newHeldNodes()},
+			metrics: m, hints: deps.Hints, reader: reader, held: newHeldNodes()},
 		initialization: &initialization{kubeClient: deps.Client, clock: deps.Clock},
 		liveness:       &liveness{kubeClient: deps.Client, clock: deps.Clock, metrics: m},
 	}

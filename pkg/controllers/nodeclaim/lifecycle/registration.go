@@ -39,6 +39,8 @@ type registration struct {
 	recorder   events.Recorder
 	metrics    *lifecycleMetrics
 	hints      Hints
+	// reader reads a Node from the API server after a write from the cached copy conflicted (patchNode).
+	reader client.Reader
 	// held are the NodeClaims whose Nodes hold waits on; release wakes them all at once.
 	held heldNodes
 	// disarmed is, by Node name, the resource version of the Node whose unregistered taint disarm last
@@ -246,19 +248,25 @@ func (r *registration) disarm(ctx context.Context, node *corev1.Node) (bool, err
 		return true, nil // a write from this version was made; its outcome has yet to reach the cache
 	}
 	r.disarmed.Store(node.Name, node.ResourceVersion)
-	stored := node.DeepCopy()
-	node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, func(t corev1.Taint) bool {
-		return t.MatchTaint(&v1.UnregisteredNoExecuteTaint)
+	changed, err := patchNode(ctx, r.kubeClient, r.reader, node.DeepCopy(), func(n *corev1.Node) (bool, error) {
+		if !hasTaint(n.Spec.Taints, v1.UnregisteredNoExecuteTaint) {
+			return false, nil // an earlier write did it; the cache has yet to show it
+		}
+		n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(t corev1.Taint) bool {
+			return t.MatchTaint(&v1.UnregisteredNoExecuteTaint)
+		})
+		n.Spec.Taints = mergeTaints(n.Spec.Taints, []corev1.Taint{v1.UnregisteredNoScheduleTaint})
+		return true, nil
 	})
-	node.Spec.Taints = mergeTaints(node.Spec.Taints, []corev1.Taint{v1.UnregisteredNoScheduleTaint})
-	err := r.kubeClient.Patch(ctx, node, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{}))
 	switch {
 	case apierrors.IsConflict(err):
-		return true, nil // the cache lags behind the Node, perhaps behind this very change
+		return true, nil // lost to other writers every time; the next recheck tries again
 	case err != nil:
 		return false, fmt.Errorf("replacing the unregistered taint of node %s, %w", node.Name, err)
 	}
-	log.FromContext(ctx).V(1).Info("replaced the unregistered taint", "taint", v1.UnregisteredNoScheduleTaint.ToString())
+	if changed {
+		log.FromContext(ctx).V(1).Info("replaced the unregistered taint", "taint", v1.UnregisteredNoScheduleTaint.ToString())
+	}
 	return true, nil
 }
 
@@ -283,34 +291,33 @@ func readyWithoutNotReadyTaints(node *corev1.Node) bool {
 // taints (startup taints only at first registration, none when the Node opts out), the owner reference,
 // the termination finalizer and the registered label, without the unregistered taint.
 func (r *registration) syncNode(ctx context.Context, nodeClaim *v1.NodeClaim, node *corev1.Node, firstRegistration bool) error {
-	stored := node.DeepCopy()
 	if firstRegistration && !slices.ContainsFunc(node.Spec.Taints, v1.IsUnregisteredTaint) {
 		// Karpenter refuses to register such a Node; Lathe adopts it anyway so providers that don't add the
 		// taint still work, and says so.
 		r.recorder.Publish(UnregisteredTaintMissingEvent(nodeClaim))
 		log.FromContext(ctx).Info("node registered without the unregistered taint", "taint", v1.UnregisteredNoExecuteTaint.ToString())
 	}
-	node.Labels = mergeMaps(node.Labels, nodeClaim.Labels)
-	node.Labels[v1.NodeRegisteredLabelKey] = "true"
-	if len(nodeClaim.Annotations) > 0 {
-		node.Annotations = mergeMaps(node.Annotations, nodeClaim.Annotations)
-	}
-	if node.Labels[v1.NodeDoNotSyncTaintsKey] != "true" {
-		node.Spec.Taints = mergeTaints(node.Spec.Taints, nodeClaim.Spec.Taints)
-		if firstRegistration {
-			node.Spec.Taints = mergeTaints(node.Spec.Taints, nodeClaim.Spec.StartupTaints)
+	_, err := patchNode(ctx, r.kubeClient, r.reader, node, func(n *corev1.Node) (bool, error) {
+		stored := n.DeepCopy()
+		n.Labels = mergeMaps(n.Labels, nodeClaim.Labels)
+		n.Labels[v1.NodeRegisteredLabelKey] = "true"
+		if len(nodeClaim.Annotations) > 0 {
+			n.Annotations = mergeMaps(n.Annotations, nodeClaim.Annotations)
 		}
-	}
-	node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, v1.IsUnregisteredTaint)
-	if err := controllerutil.SetControllerReference(nodeClaim, node, r.kubeClient.Scheme()); err != nil {
-		return fmt.Errorf("setting nodeclaim as owner of node, %w", err)
-	}
-	controllerutil.AddFinalizer(node, v1.TerminationFinalizer)
-	if equality.Semantic.DeepEqual(stored, node) {
-		return nil
-	}
-	// The lock protects the taint and finalizer lists, which a merge patch replaces whole.
-	if err := r.kubeClient.Patch(ctx, node, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+		if n.Labels[v1.NodeDoNotSyncTaintsKey] != "true" {
+			n.Spec.Taints = mergeTaints(n.Spec.Taints, nodeClaim.Spec.Taints)
+			if firstRegistration {
+				n.Spec.Taints = mergeTaints(n.Spec.Taints, nodeClaim.Spec.StartupTaints)
+			}
+		}
+		n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, v1.IsUnregisteredTaint)
+		if err := controllerutil.SetControllerReference(nodeClaim, n, r.kubeClient.Scheme()); err != nil {
+			return false, fmt.Errorf("setting nodeclaim as owner of node, %w", err)
+		}
+		controllerutil.AddFinalizer(n, v1.TerminationFinalizer)
+		return !equality.Semantic.DeepEqual(stored, n), nil
+	})
+	if err != nil {
 		return fmt.Errorf("syncing node, %w", err)
 	}
 	return nil

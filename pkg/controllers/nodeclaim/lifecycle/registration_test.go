@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/lifecycle"
@@ -106,6 +107,35 @@ var _ = Describe("Registration", func() {
 		Expect(withoutNotReady(getNode(node).Spec.Taints)).To(BeEmpty())
 		Expect(recorder.WithReason(lifecycle.EventReasonUnregisteredTaintMissing)).To(BeEmpty())
 	})
+	It("disarms a held node whose cached copy lags behind the API server", func() {
+		nc := launched()
+		node := newNode(nc)
+		setNodeStatus(node, true, nil)
+		cache := &laggingNodes{Client: kubeClient, node: getNode(node)}
+		heartbeat(node) // written after the cache's copy, as the kubelet and the node lifecycle controller do
+		controller = lifecycle.NewController(lifecycle.Deps{
+			Client: cache, Reader: kubeClient, CloudProvider: cp, Clock: clk, Recorder: recorder, Registerer: registry, Hints: allHinted{},
+		})
+
+		expectReconciled(nc)
+		Expect(withoutNotReady(getNode(node).Spec.Taints)).To(ConsistOf(v1.UnregisteredNoScheduleTaint))
+	})
+	It("registers a node whose cached copy lags behind the API server", func() {
+		nc := launched(withTaints)
+		node := newNode(nc)
+		cache := &laggingNodes{Client: kubeClient, node: getNode(node)}
+		heartbeat(node)
+		controller = lifecycle.NewController(lifecycle.Deps{
+			Client: cache, Reader: kubeClient, CloudProvider: cp, Clock: clk, Recorder: recorder, Registerer: registry,
+		})
+
+		expectReconciled(nc)
+		Expect(condition(get(nc), v1.ConditionTypeRegistered).Status).To(Equal(metav1.ConditionTrue))
+		node = getNode(node)
+		Expect(node.Labels).To(HaveKeyWithValue(v1.NodeRegisteredLabelKey, "true"))
+		Expect(node.Labels).To(HaveKeyWithValue(heartbeatLabel, "1"), "the write after the cache's copy is kept")
+		Expect(withoutNotReady(node.Spec.Taints)).To(ConsistOf(customTaint, startupTaint))
+	})
 	It("fails when two nodes have the claim's provider id", func() {
 		nc := launched()
 		newNode(nc)
@@ -130,6 +160,49 @@ func withoutNotReady(taints []corev1.Taint) []corev1.Taint {
 }
 
 // allHinted tells registration that every pod planned onto a held Node has its hint.
+// laggingNodes is a cache that still shows node as it was: every read of a Node returns that copy, as an
+// informer does until the watch delivers the writes made since.
+type laggingNodes struct {
+	client.Client
+	node *corev1.Node
+}
+
+func (c *laggingNodes) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if out, ok := obj.(*corev1.Node); ok && key.Name == c.node.Name {
+		c.node.DeepCopyInto(out)
+		return nil
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+func (c *laggingNodes) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	out, ok := list.(*corev1.NodeList)
+	if !ok {
+		return c.Client.List(ctx, list, opts...)
+	}
+	if err := c.Client.List(ctx, out, opts...); err != nil {
+		return err
+	}
+	for i := range out.Items {
+		if out.Items[i].Name == c.node.Name {
+			c.node.DeepCopyInto(&out.Items[i])
+		}
+	}
+	return nil
+}
+
+// heartbeatLabel is what heartbeat writes.
+const heartbeatLabel = "kubelet.example.com/heartbeat"
+
+// heartbeat writes the Node, as another component does, so that a copy read before is stale.
+func heartbeat(node *corev1.Node) {
+	GinkgoHelper()
+	node = getNode(node)
+	stored := node.DeepCopy()
+	node.Labels[heartbeatLabel] = "1"
+	Expect(kubeClient.Patch(ctx, node, client.MergeFrom(stored))).To(Succeed())
+}
+
 type allHinted struct{}
 
 func (allHinted) Unhinted(context.Context) (int, error) { return 0, nil }
