@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -64,8 +65,8 @@ type Deps struct {
 	// kube-scheduler can follow the plan (see registration.hold), for at most HoldLimit after the Node
 	// appeared.
 	Hints Hints
-	// Reader reads a Node straight from the API server when a write from the cached copy conflicts; nil
-	// means Client. Give it the manager's API reader: the cache lags behind new Nodes under load.
+	// Reader reads a Node or NodeClaim straight from the API server when a write from the cached copy
+	// conflicted; nil means Client. Give it the manager's API reader: the cache lags behind new Nodes under load.
 	Reader client.Reader
 	// Launches, when set, is where the launches are kept, shared with the controllers that ask ProviderIDOf;
 	// nil means a store of the controller's own.
@@ -85,7 +86,11 @@ const HoldLimit = 10 * time.Second
 // Controller reconciles the lifecycle of NodeClaims that aren't being deleted.
 type Controller struct {
 	kubeClient client.Client
+	reader     client.Reader
 	clock      clock.Clock
+	// conflicted holds the names of the claims whose last write lost an optimistic-lock race: their next
+	// reconcile reads the claim from the API server, as the cached copy is likely the stale one that lost.
+	conflicted sync.Map
 
 	launch         *launch
 	registration   *registration
@@ -120,6 +125,7 @@ func NewController(deps Deps) *Controller {
 	}
 	return &Controller{
 		kubeClient: deps.Client,
+		reader:     reader,
 		clock:      deps.Clock,
 		launch: &launch{kubeClient: deps.Client, cloudProvider: deps.CloudProvider, clock: deps.Clock,
 			recorder: deps.Recorder, metrics: m, cache: launches},
@@ -157,7 +163,11 @@ func (c *Controller) Register(ctx context.Context, mgr manager.Manager) error {
 // Reconcile runs the lifecycle phases of one NodeClaim.
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	nodeClaim := &v1.NodeClaim{}
-	if err := c.kubeClient.Get(ctx, req.NamespacedName, nodeClaim); err != nil {
+	var read client.Reader = c.kubeClient
+	if _, lost := c.conflicted.LoadAndDelete(req.Name); lost {
+		read = c.reader
+	}
+	if err := read.Get(ctx, req.NamespacedName, nodeClaim); err != nil {
 		if apierrors.IsNotFound(err) {
 			// A claim deleted while its launch was being recorded: the instance is this controller's to end.
 			if uid, created, ok := c.launch.cache.byName(req.Name); ok {
@@ -199,6 +209,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// A conflict only means another writer (the NodeClaim's own status, a Node update) got there first:
 		// read again shortly rather than report an error and back off.
 		if allConflicts(errs) {
+			c.conflicted.Store(req.Name, struct{}{})
 			return reconcile.Result{RequeueAfter: conflictRequeue}, nil
 		}
 		return reconcile.Result{}, err
@@ -206,7 +217,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{RequeueAfter: requeueAfter}, nil
 }
 
-// conflictRequeue is how soon a NodeClaim whose write lost an optimistic-lock race is reconciled again.
+// conflictRequeue is how soon a NodeClaim whose write lost an optimistic-lock race is reconciled again (from
+// a copy read from the API server: under load the cache lags seconds behind, and a retry from it would lose
+// again).
 const conflictRequeue = 100 * time.Millisecond
 
 // allConflicts reports whether every error is an optimistic-lock conflict.

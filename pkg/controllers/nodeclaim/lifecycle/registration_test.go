@@ -136,6 +136,24 @@ var _ = Describe("Registration", func() {
 		Expect(node.Labels).To(HaveKeyWithValue(heartbeatLabel, "1"), "the write after the cache's copy is kept")
 		Expect(withoutNotReady(node.Spec.Taints)).To(ConsistOf(customTaint, startupTaint))
 	})
+	It("reads the claim from the API server after its write lost to a newer version", func() {
+		nc := launched()
+		newNode(nc)
+		cache := &laggingClaim{Client: kubeClient, claim: get(nc)}
+		stored := get(nc)
+		touched := stored.DeepCopy()
+		touched.Labels["example.com/touched"] = "1" // another writer, after the cache's copy
+		Expect(kubeClient.Patch(ctx, touched, client.MergeFrom(stored))).To(Succeed())
+		controller = lifecycle.NewController(lifecycle.Deps{
+			Client: cache, Reader: kubeClient, CloudProvider: cp, Clock: clk, Recorder: recorder, Registerer: registry,
+		})
+
+		Expect(expectReconciled(nc).RequeueAfter).To(BeNumerically(">", 0), "the stale copy's write conflicts")
+		Expect(condition(get(nc), v1.ConditionTypeRegistered).Status).NotTo(Equal(metav1.ConditionTrue))
+		expectReconciled(nc)
+		Expect(condition(get(nc), v1.ConditionTypeRegistered).Status).To(Equal(metav1.ConditionTrue))
+		Expect(get(nc).Labels).To(HaveKeyWithValue("example.com/touched", "1"))
+	})
 	It("fails when two nodes have the claim's provider id", func() {
 		nc := launched()
 		newNode(nc)
@@ -189,6 +207,20 @@ func (c *laggingNodes) List(ctx context.Context, list client.ObjectList, opts ..
 		}
 	}
 	return nil
+}
+
+// laggingClaim is a cache that still shows claim as it was.
+type laggingClaim struct {
+	client.Client
+	claim *v1.NodeClaim
+}
+
+func (c *laggingClaim) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if out, ok := obj.(*v1.NodeClaim); ok && key.Name == c.claim.Name {
+		c.claim.DeepCopyInto(out)
+		return nil
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
 }
 
 // heartbeatLabel is what heartbeat writes.
