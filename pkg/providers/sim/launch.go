@@ -153,7 +153,7 @@ func (c *CloudProvider) resolveNodeClass(ctx context.Context, nodeClaim *v1.Node
 		return nil, simulatedAMIs(), nil
 	}
 	nodeClass := &awsv1.EC2NodeClass{}
-	if err := c.reader.Get(ctx, objectKey(ref.Name), nodeClass); err != nil {
+	if err := c.client.Get(ctx, objectKey(ref.Name), nodeClass); err != nil {
 		// As in the AWS provider, a node class that can't be found leaves the NodeClaim no capacity.
 		return nil, nil, cloudprovider.NewInsufficientCapacityError(fmt.Errorf("resolving nodeclass %q, %w", ref.Name, err))
 	}

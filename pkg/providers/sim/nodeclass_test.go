@@ -1,6 +1,8 @@
 package sim_test
 
 import (
+	"context"
+	"errors"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -108,6 +110,15 @@ var _ = Describe("NodeClassController", func() {
 		Expect(reconcileNodeClass(ctx, "profiled").Status.InstanceProfile).To(Equal("MyProfile"))
 	})
 
+	It("reads node classes through its client, the cache, not its API reader", func(ctx SpecContext) {
+		create(ctx, "cached")
+		reconcileNodeClass(ctx, "cached")
+		cached, err := sim.New(sim.Deps{Client: env.Client, Reader: noNodeClasses{env.Client}, Clock: clock, InstanceTypes: ec2Catalog})
+		Expect(err).NotTo(HaveOccurred())
+		_, err = cached.Create(ctx, nodeClaimOf("launched-from-cache", "cached"))
+		Expect(err).NotTo(HaveOccurred())
+	})
+
 	It("keeps the provider from launching with a node class that isn't Ready or doesn't exist", func(ctx SpecContext) {
 		nodeClass := create(ctx, "unresolved")
 		_, err := provider.Create(ctx, nodeClaimOf("unknown-readiness", "unresolved"))
@@ -126,3 +137,13 @@ var _ = Describe("NodeClassController", func() {
 		expectNoNode(ctx, "not-ready")
 	})
 })
+
+// noNodeClasses is an API reader that must not be asked for an EC2NodeClass.
+type noNodeClasses struct{ client.Reader }
+
+func (r noNodeClasses) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*awsv1.EC2NodeClass); ok {
+		return errors.New("an EC2NodeClass was read through the API reader")
+	}
+	return r.Reader.Get(ctx, key, obj, opts...)
+}
