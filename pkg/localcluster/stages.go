@@ -10,12 +10,13 @@ import (
 )
 
 // stageFiles are the kwok Stages that play the kubelet: Nodes become Ready and keep their lease, and
-// pods start, run, complete (Job pods) and go away when deleted, each without delay.
+// pods start, run, complete (Job pods) and go away when deleted, each without delay; and kwok's
+// configuration (kwok-configuration.yaml), which lets it play many kubelets at once.
 //
 //go:embed stages/*.yaml
 var stageFiles embed.FS
 
-// writeStages writes every embedded Stage into one multi-document file for kwok's --config.
+// writeStages writes every embedded document into one multi-document file for kwok's --config.
 func writeStages(path string) error {
 	names, err := fs.Glob(stageFiles, "stages/*.yaml")
 	if err != nil {

@@ -69,7 +69,13 @@ func run(m *testing.M) (int, error) {
 	if err := build.Run(); err != nil {
 		return 1, fmt.Errorf("building lathe, %w", err)
 	}
-	s.cluster, err = localcluster.Start(ctx, localcluster.Options{BinDir: binDir, WorkDir: work, Logs: s.logs})
+	copts := localcluster.Options{BinDir: binDir, WorkDir: work, Logs: s.logs}
+	if os.Getenv("LATHE_E2E_AUDIT") != "" {
+		if copts.AuditPolicyFile, copts.AuditLogPath, err = auditLog(work); err != nil {
+			return 1, err
+		}
+	}
+	s.cluster, err = localcluster.Start(ctx, copts)
 	if err != nil {
 		return 1, err
 	}
@@ -87,6 +93,28 @@ func run(m *testing.M) (int, error) {
 		tail(s.logs, 200)
 	}
 	return code, nil
+}
+
+// auditPolicy records every request's metadata (who, what, when, outcome) and the body of Node patches.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Request
+  verbs: [patch]
+  resources: [{group: "", resources: [nodes]}]
+- level: Metadata
+`
+
+// auditLog writes the audit policy into work and returns it with the path of the audit log, for
+// LATHE_E2E_AUDIT=1: with LATHE_E2E_KEEP_WORK=1 the log stays in the work directory, to count the requests
+// each component makes (docs/performance.md, "Requests").
+func auditLog(work string) (string, string, error) {
+	policy := filepath.Join(work, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		return "", "", fmt.Errorf("writing the audit policy, %w", err)
+	}
+	return policy, filepath.Join(work, "audit.log"), nil
 }
 
 // setUpCluster installs the CRDs and the getting-started NodePool and EC2NodeClass.
