@@ -14,6 +14,11 @@
 // The controller adds the karpenter.sh/termination finalizer before any phase runs, then writes the
 // claim's metadata and status once and sets the summary Ready condition (Launched ∧ Registered ∧
 // Initialized). Deleting claims belong to the termination controller.
+//
+// Writes that replace a list (a Node's taints and finalizers, a claim's conditions) carry an optimistic
+// lock. A write that loses is made again from a copy read from the API server, not from the cache, which
+// lags seconds behind a new Node's many writers when the API server is loaded (nodepatch.go, and
+// Controller.conflicted for claims).
 package lifecycle
 
 import (

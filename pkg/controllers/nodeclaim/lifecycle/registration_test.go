@@ -111,7 +111,7 @@ var _ = Describe("Registration", func() {
 		nc := launched()
 		node := newNode(nc)
 		setNodeStatus(node, true, nil)
-		cache := &laggingNodes{Client: kubeClient, node: getNode(node)}
+		cache := &laggingCache{Client: kubeClient, node: getNode(node)}
 		heartbeat(node) // written after the cache's copy, as the kubelet and the node lifecycle controller do
 		controller = lifecycle.NewController(lifecycle.Deps{
 			Client: cache, Reader: kubeClient, CloudProvider: cp, Clock: clk, Recorder: recorder, Registerer: registry, Hints: allHinted{},
@@ -123,7 +123,7 @@ var _ = Describe("Registration", func() {
 	It("registers a node whose cached copy lags behind the API server", func() {
 		nc := launched(withTaints)
 		node := newNode(nc)
-		cache := &laggingNodes{Client: kubeClient, node: getNode(node)}
+		cache := &laggingCache{Client: kubeClient, node: getNode(node)}
 		heartbeat(node)
 		controller = lifecycle.NewController(lifecycle.Deps{
 			Client: cache, Reader: kubeClient, CloudProvider: cp, Clock: clk, Recorder: recorder, Registerer: registry,
@@ -139,7 +139,7 @@ var _ = Describe("Registration", func() {
 	It("reads the claim from the API server after its write lost to a newer version", func() {
 		nc := launched()
 		newNode(nc)
-		cache := &laggingClaim{Client: kubeClient, claim: get(nc)}
+		cache := &laggingCache{Client: kubeClient, claim: get(nc)}
 		stored := get(nc)
 		touched := stored.DeepCopy()
 		touched.Labels["example.com/touched"] = "1" // another writer, after the cache's copy
@@ -177,50 +177,42 @@ func withoutNotReady(taints []corev1.Taint) []corev1.Taint {
 	return out
 }
 
-// allHinted tells registration that every pod planned onto a held Node has its hint.
-// laggingNodes is a cache that still shows node as it was: every read of a Node returns that copy, as an
-// informer does until the watch delivers the writes made since.
-type laggingNodes struct {
+// laggingCache is a cache that still shows node and claim as they were: a read of either returns that copy,
+// as an informer does until its watch delivers the writes made since.
+type laggingCache struct {
 	client.Client
-	node *corev1.Node
-}
-
-func (c *laggingNodes) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if out, ok := obj.(*corev1.Node); ok && key.Name == c.node.Name {
-		c.node.DeepCopyInto(out)
-		return nil
-	}
-	return c.Client.Get(ctx, key, obj, opts...)
-}
-
-func (c *laggingNodes) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	out, ok := list.(*corev1.NodeList)
-	if !ok {
-		return c.Client.List(ctx, list, opts...)
-	}
-	if err := c.Client.List(ctx, out, opts...); err != nil {
-		return err
-	}
-	for i := range out.Items {
-		if out.Items[i].Name == c.node.Name {
-			c.node.DeepCopyInto(&out.Items[i])
-		}
-	}
-	return nil
-}
-
-// laggingClaim is a cache that still shows claim as it was.
-type laggingClaim struct {
-	client.Client
+	node  *corev1.Node
 	claim *v1.NodeClaim
 }
 
-func (c *laggingClaim) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if out, ok := obj.(*v1.NodeClaim); ok && key.Name == c.claim.Name {
-		c.claim.DeepCopyInto(out)
-		return nil
+func (c *laggingCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	switch out := obj.(type) {
+	case *corev1.Node:
+		if c.node != nil && key.Name == c.node.Name {
+			c.node.DeepCopyInto(out)
+			return nil
+		}
+	case *v1.NodeClaim:
+		if c.claim != nil && key.Name == c.claim.Name {
+			c.claim.DeepCopyInto(out)
+			return nil
+		}
 	}
 	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+func (c *laggingCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if err := c.Client.List(ctx, list, opts...); err != nil {
+		return err
+	}
+	if out, ok := list.(*corev1.NodeList); ok && c.node != nil {
+		for i := range out.Items {
+			if out.Items[i].Name == c.node.Name {
+				c.node.DeepCopyInto(&out.Items[i])
+			}
+		}
+	}
+	return nil
 }
 
 // heartbeatLabel is what heartbeat writes.
@@ -235,6 +227,7 @@ func heartbeat(node *corev1.Node) {
 	Expect(kubeClient.Patch(ctx, node, client.MergeFrom(stored))).To(Succeed())
 }
 
+// allHinted tells registration that every pod planned onto a held Node has its hint.
 type allHinted struct{}
 
 func (allHinted) Unhinted(context.Context) (int, error) { return 0, nil }
