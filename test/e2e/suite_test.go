@@ -108,7 +108,7 @@ rules:
 
 // auditLog writes the audit policy into work and returns it with the path of the audit log, for
 // LATHE_E2E_AUDIT=1: with LATHE_E2E_KEEP_WORK=1 the log stays in the work directory, to count the requests
-// each component makes (docs/performance.md, "Requests").
+// each component makes (docs/performance.md, "what the API server spends its time on").
 func auditLog(work string) (string, string, error) {
 	policy := filepath.Join(work, "audit-policy.yaml")
 	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
