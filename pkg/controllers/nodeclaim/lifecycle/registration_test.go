@@ -91,9 +91,7 @@ var _ = Describe("Registration", func() {
 		Expect(counter("karpenter_nodes_created_total", map[string]string{"nodepool": "default"})).To(BeZero())
 	})
 	It("takes the NoExecute effect off a held node's unregistered taint before the node opens", func() {
-		controller = lifecycle.NewController(lifecycle.Deps{
-			Client: kubeClient, CloudProvider: cp, Clock: clk, Recorder: recorder, Registerer: registry, Hints: allHinted{},
-		})
+		controller = newController(kubeClient, withHints(allHinted{}))
 		nc := launched()
 		node := newNode(nc)
 		setNodeStatus(node, true, nil)
@@ -113,9 +111,7 @@ var _ = Describe("Registration", func() {
 		setNodeStatus(node, true, nil)
 		cache := &laggingCache{Client: kubeClient, node: getNode(node)}
 		heartbeat(node) // written after the cache's copy, as the kubelet and the node lifecycle controller do
-		controller = lifecycle.NewController(lifecycle.Deps{
-			Client: cache, Reader: kubeClient, CloudProvider: cp, Clock: clk, Recorder: recorder, Registerer: registry, Hints: allHinted{},
-		})
+		controller = newController(cache, readingFrom(kubeClient), withHints(allHinted{}))
 
 		expectReconciled(nc)
 		Expect(withoutNotReady(getNode(node).Spec.Taints)).To(ConsistOf(v1.UnregisteredNoScheduleTaint))
@@ -125,9 +121,7 @@ var _ = Describe("Registration", func() {
 		node := newNode(nc)
 		cache := &laggingCache{Client: kubeClient, node: getNode(node)}
 		heartbeat(node)
-		controller = lifecycle.NewController(lifecycle.Deps{
-			Client: cache, Reader: kubeClient, CloudProvider: cp, Clock: clk, Recorder: recorder, Registerer: registry,
-		})
+		controller = newController(cache, readingFrom(kubeClient))
 
 		expectReconciled(nc)
 		Expect(condition(get(nc), v1.ConditionTypeRegistered).Status).To(Equal(metav1.ConditionTrue))
@@ -144,9 +138,7 @@ var _ = Describe("Registration", func() {
 		touched := stored.DeepCopy()
 		touched.Labels["example.com/touched"] = "1" // another writer, after the cache's copy
 		Expect(kubeClient.Patch(ctx, touched, client.MergeFrom(stored))).To(Succeed())
-		controller = lifecycle.NewController(lifecycle.Deps{
-			Client: cache, Reader: kubeClient, CloudProvider: cp, Clock: clk, Recorder: recorder, Registerer: registry,
-		})
+		controller = newController(cache, readingFrom(kubeClient))
 
 		Expect(expectReconciled(nc).RequeueAfter).To(BeNumerically(">", 0), "the stale copy's write conflicts")
 		Expect(condition(get(nc), v1.ConditionTypeRegistered).Status).NotTo(Equal(metav1.ConditionTrue))

@@ -60,11 +60,24 @@ var _ = AfterEach(func() {
 	cleanup(&corev1.NodeList{})
 })
 
-// newController builds the controller under test on c with the suite's fakes.
-func newController(c client.Client) *lifecycle.Controller {
-	return lifecycle.NewController(lifecycle.Deps{
-		Client: c, CloudProvider: cp, Clock: clk, Recorder: recorder, Registerer: registry,
-	})
+// newController builds the controller under test on c with the suite's fakes; each option then changes its
+// dependencies.
+func newController(c client.Client, options ...func(*lifecycle.Deps)) *lifecycle.Controller {
+	deps := lifecycle.Deps{Client: c, CloudProvider: cp, Clock: clk, Recorder: recorder, Registerer: registry}
+	for _, o := range options {
+		o(&deps)
+	}
+	return lifecycle.NewController(deps)
+}
+
+// withHints makes registration hold Nodes for hints.
+func withHints(h lifecycle.Hints) func(*lifecycle.Deps) {
+	return func(d *lifecycle.Deps) { d.Hints = h }
+}
+
+// readingFrom gives the controller r to read from the API server after a lost write.
+func readingFrom(r client.Reader) func(*lifecycle.Deps) {
+	return func(d *lifecycle.Deps) { d.Reader = r }
 }
 
 // cleanup removes the finalizers of and deletes every object of the list's kind.
