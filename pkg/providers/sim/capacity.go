@@ -87,10 +87,28 @@ func (c *CloudProvider) injectedCapacity(ctx context.Context) (injection, error)
 	return out, nil
 }
 
-// configuredInsufficientCapacity parses the ConfigMap's insufficientCapacity key: one
+// configuredInsufficientCapacity returns what the lathe-sim ConfigMap injects (readConfiguredCapacity). A
+// caller that finds a read of the ConfigMap in flight takes that read's result instead of sending its own:
+// every launch and every instance-type listing asks, a pass of a hundred NodeClaims asks hundreds of times
+// within a second, and each read goes to etcd (the ConfigMap is read uncached, see Deps.Reader).
+func (c *CloudProvider) configuredInsufficientCapacity(ctx context.Context) (injection, error) {
+	shared := context.WithoutCancel(ctx) // a waiter giving up must not fail the read for the others
+	result := c.configReads.DoChan("", func() (any, error) { return c.readConfiguredCapacity(shared) })
+	select {
+	case r := <-result:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.(injection), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// readConfiguredCapacity reads the ConfigMap and parses its insufficientCapacity key: one
 // "<instance type>/<zone>/<capacity type>" per line; blank lines and text after "#" are ignored. A missing
 // ConfigMap, or one Lathe may not read, means none; malformed lines are logged and skipped.
-func (c *CloudProvider) configuredInsufficientCapacity(ctx context.Context) (injection, error) {
+func (c *CloudProvider) readConfiguredCapacity(ctx context.Context) (injection, error) {
 	cm := &corev1.ConfigMap{}
 	if err := c.reader.Get(ctx, client.ObjectKey{Namespace: ConfigMapNamespace, Name: ConfigMapName}, cm); err != nil {
 		if apierrors.IsNotFound(err) {

@@ -1,6 +1,8 @@
 package sim_test
 
 import (
+	"context"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -8,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
@@ -100,4 +103,48 @@ var _ = Describe("Insufficient capacity", func() {
 		Expect(offeringAvailable(ctx, provider, "c5.large", "us-east-1a", v1.CapacityTypeSpot)).To(BeTrue())
 		Expect(offeringAvailable(ctx, provider, "c5.large", "us-east-1c", v1.CapacityTypeOnDemand)).To(BeTrue())
 	})
+
+	It("sends one read of the lathe-sim ConfigMap for the callers that ask while it is in flight", func(ctx SpecContext) {
+		Expect(env.Client.Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Namespace: sim.ConfigMapNamespace, Name: sim.ConfigMapName},
+			Data:       map[string]string{sim.InsufficientCapacityMapKey: "m5.large/us-east-1a/spot\n"},
+		})).To(Succeed())
+		gate := &heldConfigMapReads{Reader: env.Client, release: make(chan struct{})}
+		_, provider = newProvider(func(d *sim.Deps) { d.Reader = gate })
+		const callers = 10
+		available := make(chan bool, callers)
+		for range callers {
+			go func() {
+				defer GinkgoRecover()
+				available <- offeringAvailable(ctx, provider, "m5.large", "us-east-1a", v1.CapacityTypeSpot)
+			}()
+		}
+		Eventually(gate.reads.Load).ShouldNot(BeZero())
+		Consistently(gate.reads.Load, 300*time.Millisecond).Should(BeEquivalentTo(1), "callers read the ConfigMap while a read was in flight")
+		close(gate.release)
+		for range callers {
+			Eventually(available).Should(Receive(BeFalse()), "every caller sees the injected offering unavailable")
+		}
+		Expect(offeringAvailable(ctx, provider, "m5.large", "us-east-1a", v1.CapacityTypeSpot)).To(BeFalse())
+		Expect(gate.reads.Load()).To(BeEquivalentTo(2), "a call after the shared read has returned reads again")
+	})
 })
+
+// heldConfigMapReads is an API reader that counts reads of ConfigMaps and holds each until release is closed.
+type heldConfigMapReads struct {
+	client.Reader
+	reads   atomic.Int32
+	release chan struct{}
+}
+
+func (r *heldConfigMapReads) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*corev1.ConfigMap); ok {
+		r.reads.Add(1)
+		select {
+		case <-r.release:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return r.Reader.Get(ctx, key, obj, opts...)
+}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/clock"
@@ -94,6 +95,8 @@ type CloudProvider struct {
 	vmOverhead  float64
 	region      string
 	zoneIDs     map[string]string
+	// configReads coalesces concurrent reads of the lathe-sim ConfigMap.
+	configReads singleflight.Group
 
 	// mu guards the fields below. Never call clock methods while holding it: the testing FakeClock runs
 	// AfterFunc callbacks (which take mu) under its own lock.
