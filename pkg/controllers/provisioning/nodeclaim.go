@@ -14,6 +14,8 @@ import (
 // NewNodeClaim builds the NodeClaim object for a planned claim of the pool: named <nodepool>-<suffix> by the
 // API server, owned by the pool, carrying the pool template's metadata, taints, node class and timeouts, the
 // plan's narrowed requirements (which name the instance types that fit) and the resources its pods request.
+// It carries the termination finalizer from the start: the lifecycle controller would add it before the
+// launch anyway, and under load that write is a round trip to the API server on every launch's way.
 func NewNodeClaim(pool *v1.NodePool, plan solver.NodeClaimPlan) (*v1.NodeClaim, error) {
 	tmpl := pool.Spec.Template
 	labels := maps.Clone(tmpl.Labels)
@@ -45,6 +47,7 @@ func NewNodeClaim(pool *v1.NodePool, plan solver.NodeClaimPlan) (*v1.NodeClaim, 
 			GenerateName: pool.Name + "-",
 			Labels:       labels,
 			Annotations:  annotations,
+			Finalizers:   []string{v1.TerminationFinalizer},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion:         v1.SchemeGroupVersion.String(),
 				Kind:               "NodePool",

@@ -1,6 +1,7 @@
 package provisioning_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -54,6 +55,9 @@ func TestNewNodeClaim(t *testing.T) {
 	if nc.Annotations["note"] != "x" || nc.Annotations[v1.NodeClaimMinValuesRelaxedAnnotationKey] != "true" ||
 		nc.Annotations[v1.NodePoolHashAnnotationKey] == "" || nc.Annotations[v1.NodePoolHashVersionAnnotationKey] != "v3" {
 		t.Errorf("annotations = %v", nc.Annotations)
+	}
+	if !slices.Equal(nc.Finalizers, []string{v1.TerminationFinalizer}) {
+		t.Errorf("finalizers = %v, want the termination finalizer from creation on", nc.Finalizers)
 	}
 	if len(nc.Spec.Requirements) != 2 {
 		t.Errorf("requirements = %v, want hostname dropped", nc.Spec.Requirements)

@@ -89,7 +89,12 @@ func TestProvisionPlansAgainWhenTheClaimIsGone(t *testing.T) {
 	createPendingPod(t, "web", "1", nil)
 	provision(t, h.provisioner, 1)
 	first := nominationOf(t, "web").Target.NodeClaim
-	if err := env.Client.Delete(context.Background(), &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: first}}); err != nil {
+	gone := &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: first}}
+	if err := env.Client.Delete(context.Background(), gone); err != nil {
+		t.Fatal(err)
+	}
+	// The termination controller, which would take the finalizer off, doesn't run here.
+	if err := env.Client.Patch(context.Background(), gone, client.RawPatch(types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`))); err != nil {
 		t.Fatal(err)
 	}
 	awaitState(t, func(s *state.Snapshot) bool {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/catalog"
@@ -124,10 +125,23 @@ func newHarnessWithClient(c client.Client) *harness {
 	return &harness{provisioner: p, recorder: rec, cloud: cloud, registry: reg}
 }
 
-// cleanup deletes every object the provisioning tests create.
+// cleanup deletes every object the provisioning tests create. NodeClaims are created with the termination
+// finalizer, and no termination controller runs here to remove it.
 func cleanup(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
+	var claims v1.NodeClaimList
+	if err := env.Client.List(ctx, &claims); err != nil {
+		t.Fatal(err)
+	}
+	for i := range claims.Items {
+		claim := &claims.Items[i]
+		if controllerutil.RemoveFinalizer(claim, v1.TerminationFinalizer) {
+			if err := env.Client.Update(ctx, claim); client.IgnoreNotFound(err) != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	for _, obj := range []client.Object{&v1.NodeClaim{}, &v1.NodePool{}} {
 		if err := env.Client.DeleteAllOf(ctx, obj); err != nil {
 			t.Fatal(err)

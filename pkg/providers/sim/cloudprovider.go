@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -180,7 +181,13 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v
 		return nil, err
 	}
 	node := c.newNode(nodeClaim, choice, amis)
-	if err := c.launch(ctx, node); err != nil {
+	if err := c.launch(ctx, node); errors.Is(err, errNodeExists) {
+		// Launched before, and the cache has yet to show it: the instance is the one its Node describes.
+		if node, err = c.existingIn(ctx, c.reader, nodeClaim.Name); err != nil || node == nil {
+			return nil, cmp.Or(err, fmt.Errorf("node %q exists and then doesn't", nodeClaim.Name))
+		}
+		return launched(nodeClaim, node), nil
+	} else if err != nil {
 		return nil, err
 	}
 	log.FromContext(ctx).V(1).Info("launched instance", "NodeClaim", nodeClaim.Name, "providerID", node.Spec.ProviderID,
@@ -188,13 +195,22 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v
 	return launched(nodeClaim, node), nil
 }
 
-// existing returns the instance already launched for the NodeClaim (pending or running), or nil.
+// existing returns the instance already launched for the NodeClaim (pending or running), or nil. It looks in
+// the cache: a Node this process created for the claim and the cache has yet to show makes Create fail with
+// errNodeExists, and the Node is then read from the API server (a pre-read from it would cost every launch
+// an etcd round trip).
 func (c *CloudProvider) existing(ctx context.Context, nodeClaimName string) (*corev1.Node, error) {
 	if node := c.pendingNode(nodeClaimName); node != nil {
 		return node, nil
 	}
+	return c.existingIn(ctx, c.client, nodeClaimName)
+}
+
+// existingIn returns the Node named after the claim as read reads it, nil when there is none, and an error
+// when a Node of that name wasn't launched for the claim.
+func (c *CloudProvider) existingIn(ctx context.Context, read client.Reader, nodeClaimName string) (*corev1.Node, error) {
 	node := &corev1.Node{}
-	if err := c.reader.Get(ctx, client.ObjectKey{Name: nodeClaimName}, node); err != nil {
+	if err := read.Get(ctx, client.ObjectKey{Name: nodeClaimName}, node); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}

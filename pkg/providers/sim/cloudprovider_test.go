@@ -1,11 +1,14 @@
 package sim_test
 
 import (
+	"context"
+	"errors"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	awsv1 "github.com/lathe-autoscaler/lathe/pkg/apis/aws/v1"
@@ -129,6 +132,22 @@ var _ = Describe("CloudProvider", func() {
 			Expect(nodes.Items).To(HaveLen(1))
 		})
 
+		It("looks for an earlier launch in its client's cache, not through its API reader", func(ctx SpecContext) {
+			_, uncached := newProvider(func(d *sim.Deps) { d.Reader = noNodeReads{env.Client} })
+			_, err := uncached.Create(ctx, nodeClaim("cache-only", in(v1.LabelInstanceType, "m5.large")))
+			Expect(err).NotTo(HaveOccurred())
+		})
+
+		It("returns the instance of an earlier launch that its cache has yet to show", func(ctx SpecContext) {
+			nc := nodeClaim("lagging", in(v1.LabelInstanceType, "m5.large"))
+			first, err := provider.Create(ctx, nc)
+			Expect(err).NotTo(HaveOccurred())
+			_, lagging := newProvider(func(d *sim.Deps) { d.Client, d.Reader = laggingNodes{env.Client}, env.Client })
+			again, err := lagging.Create(ctx, nc)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(again.Status.ProviderID).To(Equal(first.Status.ProviderID))
+		})
+
 		It("refuses a name taken by a Node it didn't launch", func(ctx SpecContext) {
 			Expect(env.Client.Create(ctx, &corev1.Node{ObjectMeta: objectMeta("taken")})).To(Succeed())
 			_, err := provider.Create(ctx, nodeClaim("taken"))
@@ -209,3 +228,23 @@ var _ = Describe("CloudProvider", func() {
 		})
 	})
 })
+
+// noNodeReads is an API reader that must not be asked for a Node.
+type noNodeReads struct{ client.Reader }
+
+func (r noNodeReads) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*corev1.Node); ok {
+		return errors.New("a Node was read through the API reader")
+	}
+	return r.Reader.Get(ctx, key, obj, opts...)
+}
+
+// laggingNodes is a client whose cache has yet to show any Node.
+type laggingNodes struct{ client.Client }
+
+func (c laggingNodes) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*corev1.Node); ok {
+		return apierrors.NewNotFound(corev1.Resource("nodes"), key.Name)
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -110,18 +111,21 @@ func (c *CloudProvider) materialize(ctx context.Context, name string) {
 	delete(c.pending, name)
 	node := p.node.DeepCopy()
 	node.CreationTimestamp = metav1.Time{}
-	if err := c.createNode(ctx, node); err != nil {
+	if err := c.createNode(ctx, node); err != nil && !errors.Is(err, errNodeExists) {
 		log.FromContext(ctx).Error(err, "failed creating the node of a launched instance", "Node", name)
 	}
 }
 
-// createNode writes the Node with its status (capacity, allocatable). An existing Node of the same
-// instance is success.
+// errNodeExists means a Node of the instance's name exists already.
+var errNodeExists = errors.New("the instance's node exists")
+
+// createNode writes the Node with its status (capacity, allocatable); errNodeExists when a Node of that name
+// exists.
 func (c *CloudProvider) createNode(ctx context.Context, node *corev1.Node) error {
 	status := node.Status.DeepCopy()
 	if err := c.client.Create(ctx, node); err != nil {
 		if apierrors.IsAlreadyExists(err) {
-			return nil
+			return errNodeExists
 		}
 		return cloudprovider.NewCreateError(err, "NodeCreationFailed", "Creating the simulated instance's node failed")
 	}
