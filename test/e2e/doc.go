@@ -6,5 +6,5 @@
 // Three environment variables help when reading a run afterwards: LATHE_E2E_KEEP_WORK=1 keeps the work
 // directory (cluster.log holds every component's log), LATHE_E2E_LOG_LEVEL sets Lathe's LOG_LEVEL, and
 // LATHE_E2E_AUDIT=1 has the API server write an audit log there (every request's client, verb, object,
-// outcome and timing, and the body of Node patches), to count who asks the API server for what.
+// outcome and timing, and the body of Node and NodeClaim patches), to count who asks the API server for what.
 package e2e

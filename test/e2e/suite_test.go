@@ -102,7 +102,7 @@ omitStages: [RequestReceived]
 rules:
 - level: Request
   verbs: [patch]
-  resources: [{group: "", resources: [nodes]}]
+  resources: [{group: "", resources: [nodes]}, {group: karpenter.sh, resources: [nodeclaims, nodeclaims/status]}]
 - level: Metadata
 `
 

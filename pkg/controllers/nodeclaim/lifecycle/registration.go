@@ -43,10 +43,15 @@ type registration struct {
 	reader client.Reader
 	// held are the NodeClaims whose Nodes hold waits on; release wakes them all at once.
 	held heldNodes
-	// disarmed is, by Node name, the resource version of the Node whose unregistered taint disarm last
-	// patched; the cache showing that version again means the patch has not reached it yet.
+	// disarmed is, by Node name, the resource version of the cached copy of the Node from which disarm last
+	// tried its patch (the cache showing that version again means the outcome has not reached it yet), or
+	// disarmWritten once a patch went through.
 	disarmed sync.Map
 }
+
+// disarmWritten marks a Node whose unregistered taint disarm has replaced: the cache shows the write sooner
+// or later, and the versions it shows meanwhile predate it.
+const disarmWritten = "written"
 
 // heldNodes are the NodeClaims registration holds, whether each one's Node was ready when last looked at,
 // and the channel that wakes them.
@@ -244,8 +249,8 @@ func (r *registration) disarm(ctx context.Context, node *corev1.Node) (bool, err
 		!hasTaint(node.Spec.Taints, v1.UnregisteredNoExecuteTaint) {
 		return false, nil
 	}
-	if patched, ok := r.disarmed.Load(node.Name); ok && patched == node.ResourceVersion {
-		return true, nil // a write from this version was made; its outcome has yet to reach the cache
+	if patched, ok := r.disarmed.Load(node.Name); ok && (patched == node.ResourceVersion || patched == disarmWritten) {
+		return true, nil // a write was made; its outcome has yet to reach the cache
 	}
 	r.disarmed.Store(node.Name, node.ResourceVersion)
 	changed, err := patchNode(ctx, r.kubeClient, r.reader, node.DeepCopy(), func(n *corev1.Node) (bool, error) {
@@ -264,6 +269,8 @@ func (r *registration) disarm(ctx context.Context, node *corev1.Node) (bool, err
 	case err != nil:
 		return false, fmt.Errorf("replacing the unregistered taint of node %s, %w", node.Name, err)
 	}
+	// Written now or by an earlier patch the cache has yet to show (unchanged): either way, done.
+	r.disarmed.Store(node.Name, disarmWritten)
 	if changed {
 		log.FromContext(ctx).V(1).Info("replaced the unregistered taint", "taint", v1.UnregisteredNoScheduleTaint.ToString())
 	}

@@ -116,6 +116,23 @@ var _ = Describe("Registration", func() {
 		expectReconciled(nc)
 		Expect(withoutNotReady(getNode(node).Spec.Taints)).To(ConsistOf(v1.UnregisteredNoScheduleTaint))
 	})
+	It("replaces the unregistered taint once while its cache shows versions from before the write", func() {
+		nc := launched()
+		node := newNode(nc)
+		setNodeStatus(node, true, nil)
+		patches := &nodePatchCounter{Client: kubeClient}
+		cache := &laggingCache{Client: patches, node: getNode(node)}
+		heartbeat(node)
+		between := getNode(node) // newer than the cache's copy, older than the write to come
+		controller = newController(cache, readingFrom(kubeClient), withHints(allHinted{}))
+
+		expectReconciled(nc)
+		Expect(withoutNotReady(getNode(node).Spec.Taints)).To(ConsistOf(v1.UnregisteredNoScheduleTaint))
+		written := patches.count
+		cache.node = between
+		expectReconciled(nc)
+		Expect(patches.count).To(Equal(written), "patched again from a copy older than its own write")
+	})
 	It("registers a node whose cached copy lags behind the API server", func() {
 		nc := launched(withTaints)
 		node := newNode(nc)
@@ -223,3 +240,16 @@ func heartbeat(node *corev1.Node) {
 type allHinted struct{}
 
 func (allHinted) Unhinted(context.Context) (int, error) { return 0, nil }
+
+// nodePatchCounter counts the patches of Nodes made through it.
+type nodePatchCounter struct {
+	client.Client
+	count int
+}
+
+func (c *nodePatchCounter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	if _, ok := obj.(*corev1.Node); ok {
+		c.count++
+	}
+	return c.Client.Patch(ctx, obj, patch, opts...)
+}
