@@ -27,7 +27,8 @@
 //     "m5.large/us-east-1a/spot" ("*" matches any value, "#" starts a comment). Create walks the allowed
 //     offerings from the cheapest, like an EC2 Fleet: an injected offering is marked unavailable for three
 //     minutes (on the injected clock) and the next one is tried. GetInstanceTypes reports injected and
-//     recently failed offerings with Available false.
+//     recently failed offerings with Available false. The ConfigMap is read uncached, and calls that come while
+//     a read is in flight share it.
 //   - Every EC2NodeClass resolves: the NodeClassController fills its status with three simulated subnets
 //     (one per zone), one security group, one AMI per architecture and an instance profile, and sets it Ready.
 //   - Nothing drifts (IsDrifted returns ""); interruptions happen only when asked for: through Interrupt, or
