@@ -158,7 +158,7 @@ func (c *CloudProvider) Name() string { return "sim" }
 
 // Create launches the cheapest instance the NodeClaim allows, or returns the one already launched for it.
 func (c *CloudProvider) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v1.NodeClaim, error) {
-	if existing, err := c.existing(ctx, nodeClaim.Name); err != nil || existing != nil {
+	if existing, err := c.existing(ctx, c.client, nodeClaim.Name); err != nil || existing != nil {
 		if err != nil {
 			return nil, err
 		}
@@ -183,7 +183,7 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v
 	node := c.newNode(nodeClaim, choice, amis)
 	if err := c.launch(ctx, node); errors.Is(err, errNodeExists) {
 		// Launched before, and the cache has yet to show it: the instance is the one its Node describes.
-		if node, err = c.existingIn(ctx, c.reader, nodeClaim.Name); err != nil || node == nil {
+		if node, err = c.existing(ctx, c.reader, nodeClaim.Name); err != nil || node == nil {
 			return nil, cmp.Or(err, fmt.Errorf("node %q exists and then doesn't", nodeClaim.Name))
 		}
 		return launched(nodeClaim, node), nil
@@ -195,20 +195,16 @@ func (c *CloudProvider) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v
 	return launched(nodeClaim, node), nil
 }
 
-// existing returns the instance already launched for the NodeClaim (pending or running), or nil. It looks in
-// the cache: a Node this process created for the claim and the cache has yet to show makes Create fail with
-// errNodeExists, and the Node is then read from the API server (a pre-read from it would cost every launch
-// an etcd round trip).
-func (c *CloudProvider) existing(ctx context.Context, nodeClaimName string) (*corev1.Node, error) {
+// existing returns the instance already launched for the NodeClaim (pending, or its Node as read reads it),
+// nil when there is none, and an error when a Node of that name wasn't launched for the claim. Create looks
+// in the cache (c.client): a Node the cache has yet to show makes its create fail with errNodeExists, and
+// the Node is then read from the API server, so a pre-read from it need not cost every launch an etcd round
+// trip. A verdict that the instance is gone is read from the API server (c.reader): a cache that lags would
+// leak the instance.
+func (c *CloudProvider) existing(ctx context.Context, read client.Reader, nodeClaimName string) (*corev1.Node, error) {
 	if node := c.pendingNode(nodeClaimName); node != nil {
 		return node, nil
 	}
-	return c.existingIn(ctx, c.client, nodeClaimName)
-}
-
-// existingIn returns the Node named after the claim as read reads it, nil when there is none, and an error
-// when a Node of that name wasn't launched for the claim.
-func (c *CloudProvider) existingIn(ctx context.Context, read client.Reader, nodeClaimName string) (*corev1.Node, error) {
 	node := &corev1.Node{}
 	if err := read.Get(ctx, client.ObjectKey{Name: nodeClaimName}, node); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -262,7 +258,7 @@ func (c *CloudProvider) nodeForNodeClaim(ctx context.Context, nodeClaim *v1.Node
 	if nodeClaim.Status.ProviderID != "" {
 		return c.nodeByProviderID(ctx, nodeClaim.Status.ProviderID)
 	}
-	node, err := c.existing(ctx, nodeClaim.Name)
+	node, err := c.existing(ctx, c.reader, nodeClaim.Name)
 	if cloudprovider.IsCreateError(err) {
 		return nil, nil
 	}

@@ -194,6 +194,15 @@ var _ = Describe("CloudProvider", func() {
 			Expect(cloudprovider.IsNodeClaimNotFoundError(provider.Delete(ctx, claim))).To(BeTrue())
 		})
 
+		It("finds that instance through its API reader while its cache has yet to show the Node", func(ctx SpecContext) {
+			claim := nodeClaim("unrecorded-uncached", in(v1.LabelInstanceType, "m5.large"))
+			_, err := provider.Create(ctx, claim)
+			Expect(err).NotTo(HaveOccurred())
+			_, lagging := newProvider(func(d *sim.Deps) { d.Client, d.Reader = laggingNodes{env.Client}, env.Client })
+			Expect(lagging.Delete(ctx, claim)).To(Succeed(), "an instance reported gone while it runs is leaked")
+			expectNoNode(ctx, "unrecorded-uncached")
+		})
+
 		It("reports an unknown instance gone", func(ctx SpecContext) {
 			nc := nodeClaim("never-launched")
 			nc.Status.ProviderID = "sim:///us-east-1a/i-0123456789abcdef0"
