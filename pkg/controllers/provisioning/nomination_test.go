@@ -93,10 +93,10 @@ func TestProvisionPlansAgainWhenTheClaimIsGone(t *testing.T) {
 	if err := env.Client.Delete(context.Background(), gone); err != nil {
 		t.Fatal(err)
 	}
-	// The termination controller, which would take the finalizer off, doesn't run here.
-	if err := env.Client.Patch(context.Background(), gone, client.RawPatch(types.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`))); err != nil {
+	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(gone), gone); err != nil {
 		t.Fatal(err)
 	}
+	releaseClaim(t, gone)
 	awaitState(t, func(s *state.Snapshot) bool {
 		return !slices.ContainsFunc(s.InFlight, func(c *state.InFlightNodeClaim) bool { return c.NodeClaim.Name == first })
 	})

@@ -135,12 +135,7 @@ func cleanup(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range claims.Items {
-		claim := &claims.Items[i]
-		if controllerutil.RemoveFinalizer(claim, v1.TerminationFinalizer) {
-			if err := env.Client.Update(ctx, claim); client.IgnoreNotFound(err) != nil {
-				t.Fatal(err)
-			}
-		}
+		releaseClaim(t, &claims.Items[i])
 	}
 	for _, obj := range []client.Object{&v1.NodeClaim{}, &v1.NodePool{}} {
 		if err := env.Client.DeleteAllOf(ctx, obj); err != nil {
@@ -149,6 +144,17 @@ func cleanup(t *testing.T) {
 	}
 	if err := env.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace("default"), client.GracePeriodSeconds(0)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// releaseClaim takes the termination finalizer off claim, as the termination controller (which doesn't run
+// here) would once its instance is gone.
+func releaseClaim(t *testing.T, claim *v1.NodeClaim) {
+	t.Helper()
+	if controllerutil.RemoveFinalizer(claim, v1.TerminationFinalizer) {
+		if err := env.Client.Update(context.Background(), claim); client.IgnoreNotFound(err) != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
