@@ -67,9 +67,10 @@ var _ = Describe("Termination grace period", func() {
 	})
 
 	It("shortens the grace period of pods that can't finish by the deadline", func(ctx context.Context) {
-		_, node := f.launch(withTerminationGracePeriod(5 * time.Minute))
+		nodeClaim, node := f.launch(withTerminationGracePeriod(5 * time.Minute))
 		pod := f.pod(node, func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](3600) })
 		f.blockingPDB()
+		f.deleteClaim(nodeClaim)
 		f.deleteNode(node)
 		f.reconcile(node)
 		Expect(leaving(ctx, pod)).To(BeTrue())

@@ -182,13 +182,26 @@ func (f *fixture) blockingPDB() *policyv1.PodDisruptionBudget {
 	return pdb
 }
 
-// deleteNode starts the Node's deletion, as `kubectl delete node` does. The controller's clock is moved up to
-// the deletion timestamp if it lags behind it: the API server stamps whole seconds, and a clock still in an
-// earlier second would see more time left until the deadline than the grace period gives.
+// deleteNode starts the Node's deletion, as `kubectl delete node` does, and moves the clock up to its deletion
+// timestamp.
 func (f *fixture) deleteNode(node *corev1.Node) {
-	Expect(env.Client.Delete(f.ctx, node)).To(Succeed())
-	Expect(env.Client.Get(f.ctx, client.ObjectKeyFromObject(node), node)).To(Succeed())
-	if deleted := node.DeletionTimestamp.Time; deleted.After(f.clock.Now()) {
+	f.delete(node)
+}
+
+// deleteClaim starts the NodeClaim's deletion, as disruption does before its Node is deleted, and moves the
+// clock up to its deletion timestamp. The termination deadline counts from the claim's deletion: a test that
+// asserts the time left must delete the claim itself, before the controller would stamp it a second later.
+func (f *fixture) deleteClaim(nodeClaim *v1.NodeClaim) {
+	f.delete(nodeClaim)
+}
+
+// delete deletes obj and moves the controller's clock up to its deletion timestamp if it lags behind it: the
+// API server stamps whole seconds, and a clock still in an earlier second would see more time left until the
+// deadline than the grace period gives.
+func (f *fixture) delete(obj client.Object) {
+	Expect(env.Client.Delete(f.ctx, obj)).To(Succeed())
+	Expect(env.Client.Get(f.ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+	if deleted := obj.GetDeletionTimestamp().Time; deleted.After(f.clock.Now()) {
 		f.clock.SetTime(deleted)
 	}
 }
