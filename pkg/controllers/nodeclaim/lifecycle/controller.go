@@ -15,10 +15,13 @@
 // claim's metadata and status once and sets the summary Ready condition (Launched ∧ Registered ∧
 // Initialized). Deleting claims belong to the termination controller.
 //
-// Writes that replace a list (a Node's taints and finalizers, a claim's conditions) carry an optimistic
-// lock. A write that loses is made again from a copy read from the API server, not from the cache, which
-// lags seconds behind a new Node's many writers when the API server is loaded (nodepatch.go, and
-// Controller.conflicted for claims).
+// Writes are JSON patches in which every replaced value is guarded by a test of its old value
+// (pkg/fieldpatch): a write loses only to a concurrent change of what it replaces (the taint list, the
+// conditions), not to a heartbeat or another controller's label in between. A write that loses is made
+// again from a copy read from the API server, not from the cache, which lags seconds behind a new Node's
+// many writers when the API server is loaded (nodepatch.go, and Controller.conflicted for claims). Until
+// the cache shows this controller's own last write, the copy the API server returned for it is used
+// instead (written.go), so that the controller does not lose to itself.
 package lifecycle
 
 import (
@@ -48,6 +51,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/fieldindex"
 	"github.com/lathe-autoscaler/lathe/pkg/events"
+	"github.com/lathe-autoscaler/lathe/pkg/fieldpatch"
 )
 
 // ProviderIDIndex is the field index on NodeClaim status.providerID that Register adds (see
@@ -93,9 +97,11 @@ type Controller struct {
 	kubeClient client.Client
 	reader     client.Reader
 	clock      clock.Clock
-	// conflicted holds the names of the claims whose last write lost an optimistic-lock race: their next
+	// conflicted holds the names of the claims whose last write lost a race (a guard failed): their next
 	// reconcile reads the claim from the API server, as the cached copy is likely the stale one that lost.
 	conflicted sync.Map
+	// written are the claims as this controller last wrote them, newer than the cache for a while.
+	written written[*v1.NodeClaim]
 
 	launch         *launch
 	registration   *registration
@@ -174,6 +180,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if err := read.Get(ctx, req.NamespacedName, nodeClaim); err != nil {
 		if apierrors.IsNotFound(err) {
+			c.forgetWritten(req.Name)
 			// A claim deleted while its launch was being recorded: the instance is this controller's to end.
 			if uid, created, ok := c.launch.cache.byName(req.Name); ok {
 				return reconcile.Result{}, c.launch.abandon(ctx, uid, created)
@@ -182,6 +189,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, fmt.Errorf("getting nodeclaim, %w", err)
 	}
+	nodeClaim = c.written.newest(nodeClaim.Name, nodeClaim)
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("NodeClaim", klog.KObj(nodeClaim)))
 	// Every NodeClaim is treated as managed for now: the only CloudProvider manages every nodeClassRef
 	// group/kind. Once providers can coexist, filter on nodeClassRef here and in a watch predicate.
@@ -193,6 +201,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, c.launch.abandon(ctx, nodeClaim.UID, created)
 		}
 		c.launch.cache.forget(nodeClaim.UID)
+		c.forgetWritten(nodeClaim.Name)
 		return reconcile.Result{}, nil
 	}
 	// 1. The finalizer goes on before anything is launched, so that no instance outlives its claim.
@@ -222,12 +231,18 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{RequeueAfter: requeueAfter}, nil
 }
 
-// conflictRequeue is how soon a NodeClaim whose write lost an optimistic-lock race is reconciled again (from
+// forgetWritten drops the copies written for a claim that is gone or being deleted.
+func (c *Controller) forgetWritten(claim string) {
+	c.written.forget(claim)
+	c.registration.written.forget(claim)
+}
+
+// conflictRequeue is how soon a NodeClaim whose write lost a race is reconciled again (from
 // a copy read from the API server: under load the cache lags seconds behind, and a retry from it would lose
 // again).
 const conflictRequeue = 100 * time.Millisecond
 
-// allConflicts reports whether every error is an optimistic-lock conflict.
+// allConflicts reports whether every error is a lost race (a conflict).
 func allConflicts(errs []error) bool {
 	for _, err := range errs {
 		if err != nil && !apierrors.IsConflict(err) {
@@ -265,45 +280,62 @@ func (c *Controller) ensureFinalizer(ctx context.Context, nodeClaim *v1.NodeClai
 	}
 	stored := nodeClaim.DeepCopy()
 	controllerutil.AddFinalizer(nodeClaim, v1.TerminationFinalizer)
-	// The lock keeps a concurrent writer's finalizers: a merge patch replaces the whole list.
-	if err := c.kubeClient.Patch(ctx, nodeClaim, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+	// The guard keeps a concurrent writer's finalizers: the patch replaces the whole list.
+	err := fieldpatch.AsConflict(c.kubeClient.Patch(ctx, nodeClaim, fieldpatch.From(stored, fieldpatch.Whole("metadata", "finalizers"))), nodeClaim)
+	if err != nil {
 		return fmt.Errorf("adding finalizer to nodeclaim, %w", err)
 	}
+	c.written.store(nodeClaim.Name, nodeClaim)
 	return nil
 }
+
+// claimMetadata and claimStatus are the fields of a NodeClaim the lifecycle writes, and how each write is
+// guarded (pkg/fieldpatch): labels and annotations entry by entry; the conditions whole, since other
+// controllers set theirs in the same list; the rest of the status is the lifecycle's alone. A write loses
+// only to a concurrent change of what it replaces, not to the lastPodEventTime updates and other
+// controllers' writes in between that failed the optimistic lock on the whole claim.
+var (
+	claimMetadata = []fieldpatch.Field{fieldpatch.Keys("metadata", "labels"), fieldpatch.Keys("metadata", "annotations")}
+	claimStatus   = []fieldpatch.Field{
+		fieldpatch.Whole("status", "conditions"),
+		fieldpatch.Unguarded("status", "nodeName"),
+		fieldpatch.Unguarded("status", "providerID"),
+		fieldpatch.Unguarded("status", "imageID"),
+		fieldpatch.Unguarded("status", "capacity"),
+		fieldpatch.Unguarded("status", "allocatable"),
+	}
+)
 
 // write patches the claim's labels and annotations, then its status, each only when it changed. Metadata
 // goes first: when the status write fails, the next reconcile reuses the cached launch and rewrites both,
 // while a lost metadata write after a successful status write would never be repaired.
 func (c *Controller) write(ctx context.Context, stored, nodeClaim *v1.NodeClaim) error {
-	base := stored
 	if !equality.Semantic.DeepEqual(stored.Labels, nodeClaim.Labels) ||
 		!equality.Semantic.DeepEqual(stored.Annotations, nodeClaim.Annotations) {
 		patched := stored.DeepCopy()
 		patched.Labels, patched.Annotations = nodeClaim.Labels, nodeClaim.Annotations
-		if err := c.kubeClient.Patch(ctx, patched, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+		err := fieldpatch.AsConflict(c.kubeClient.Patch(ctx, patched, fieldpatch.From(stored, claimMetadata...)), patched)
+		if err != nil {
 			if apierrors.IsNotFound(err) {
 				return nil
 			}
 			return fmt.Errorf("patching nodeclaim metadata, %w", err)
 		}
-		// Our own write is the only change since stored (the lock held), so the status write may build on it.
-		base = stored.DeepCopy()
-		base.ResourceVersion = patched.ResourceVersion
-		base.Labels, base.Annotations = patched.Labels, patched.Annotations
+		c.written.store(patched.Name, patched)
 	}
 	if equality.Semantic.DeepEqual(stored.Status, nodeClaim.Status) {
 		return nil
 	}
-	patched := base.DeepCopy()
+	patched := stored.DeepCopy()
 	patched.Status = nodeClaim.Status
-	// The lock keeps conditions other controllers set: a merge patch replaces the whole conditions list.
-	if err := c.kubeClient.Status().Patch(ctx, patched, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+	err := fieldpatch.AsConflict(c.kubeClient.Status().Patch(ctx, patched, fieldpatch.From(stored, claimStatus...)), patched)
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
 		return fmt.Errorf("patching nodeclaim status, %w", err)
 	}
+	c.written.store(patched.Name, patched)
 	return nil
 }
 

@@ -1,6 +1,8 @@
 package lifecycle_test
 
 import (
+	"time"
+
 	"context"
 	"errors"
 	"sync/atomic"
@@ -81,6 +83,21 @@ var _ = Describe("Launch", func() {
 		nc := launched()
 		expectReconciled(nc)
 		expectReconciled(nc)
+		Expect(cp.Calls(fake.MethodCreate)).To(Equal(1))
+	})
+	It("builds on its own write while the cache still shows the claim from before it", func() {
+		nc := newNodeClaim()
+		cache := &laggingCache{Client: kubeClient, claim: get(nc)} // never catches up with the launch
+		reads := &claimReadCounter{Reader: kubeClient}
+		controller = newController(cache, readingFrom(reads))
+		expectReconciled(nc)
+		Expect(condition(get(nc), v1.ConditionTypeLaunched).Status).To(Equal(metav1.ConditionTrue))
+		launchedVersion := get(nc).ResourceVersion
+
+		Expect(expectReconciled(nc).RequeueAfter).To(BeNumerically(">", time.Second), "no write lost to the controller's own")
+		expectReconciled(nc)
+		Expect(reads.count).To(BeZero())
+		Expect(get(nc).ResourceVersion).To(Equal(launchedVersion), "nothing written again")
 		Expect(cp.Calls(fake.MethodCreate)).To(Equal(1))
 	})
 	It("never launches twice for one claim when the status write fails", func() {
@@ -188,3 +205,16 @@ var _ = Describe("Launch", func() {
 		Expect(nc.Labels).To(HaveKeyWithValue(v1.LabelInstanceType, "g5.xlarge"))
 	})
 })
+
+// claimReadCounter counts the NodeClaims read through it.
+type claimReadCounter struct {
+	client.Reader
+	count int
+}
+
+func (c *claimReadCounter) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*v1.NodeClaim); ok {
+		c.count++
+	}
+	return c.Reader.Get(ctx, key, obj, opts...)
+}

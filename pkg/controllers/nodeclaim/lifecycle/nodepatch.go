@@ -7,32 +7,49 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/lathe-autoscaler/lathe/pkg/fieldpatch"
 )
 
 // freshRetries is how many times patchNode reads a Node from the API server and makes its change again after
 // a write conflict.
 const freshRetries = 2
 
-// patchNode makes change on node and writes the result with a merge patch under an optimistic lock: a merge
-// patch replaces the taint, finalizer and owner-reference lists whole, and the lock keeps another writer's
-// entries. change reports whether it changed anything; nothing is written when it did not.
+// nodeFields are the fields of a Node that registration writes, and how each write is guarded
+// (pkg/fieldpatch): labels and annotations entry by entry, the lists whole.
+var nodeFields = []fieldpatch.Field{
+	fieldpatch.Keys("metadata", "labels"),
+	fieldpatch.Keys("metadata", "annotations"),
+	fieldpatch.Whole("metadata", "finalizers"),
+	fieldpatch.Whole("metadata", "ownerReferences"),
+	fieldpatch.Whole("spec", "taints"),
+}
+
+// patchNode makes change on node and writes the result as a JSON patch in which each changed field is
+// guarded by its value in node (pkg/fieldpatch): a patch that replaces the taint list loses only to another
+// writer's change of the taints, and a kubelet heartbeat or the node lifecycle controller's label in between
+// no longer makes it fail, as the optimistic lock on the whole Node did. change reports whether it changed
+// anything; nothing is written when it did not.
 //
-// A new Node is written by several components in its first seconds (the kubelet's status, the node lifecycle
-// controller's not-ready taints), and under load the cache shows it seconds late, so a write built on the
-// cached copy conflicts again at every retry until the cache catches up. On a conflict the Node is read from
-// the API server through reader and the change made again on that copy, up to freshRetries times; the
-// conflict is returned when every attempt lost. node ends as written, or as last read.
-func patchNode(ctx context.Context, kube client.Client, reader client.Reader, node *corev1.Node,
-	change func(*corev1.Node) (bool, error)) (bool, error) {
+// Under load the cache shows a new Node seconds late, so a write built on the cached copy can still lose
+// when the copy predates a change of the same field. On a conflict the Node is read from the API server
+// through reader and the change made again on that copy, up to freshRetries times; the conflict is returned
+// when every attempt lost. node ends as written, or as last read; a write is kept in written for claim.
+func patchNode(ctx context.Context, kube client.Client, reader client.Reader, written *written[*corev1.Node], claim string,
+	node *corev1.Node, change func(*corev1.Node) (bool, error)) (bool, error) {
 	for attempt := 0; ; attempt++ {
 		stored := node.DeepCopy()
 		changed, err := change(node)
 		if err != nil || !changed {
 			return false, err
 		}
-		err = kube.Patch(ctx, node, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{}))
+		err = fieldpatch.AsConflict(kube.Patch(ctx, node, fieldpatch.From(stored, nodeFields...)), node)
+		if err == nil {
+			written.store(claim, node)
+			return true, nil
+		}
 		if !apierrors.IsConflict(err) || attempt == freshRetries {
-			return err == nil, err
+			return false, err
 		}
 		fresh := &corev1.Node{}
 		if err := reader.Get(ctx, client.ObjectKeyFromObject(stored), fresh); err != nil {

@@ -47,6 +47,9 @@ type registration struct {
 	// tried its patch (the cache showing that version again means the outcome has not reached it yet), or
 	// disarmWritten once a patch went through.
 	disarmed sync.Map
+	// written are the claims' Nodes as registration last wrote them, newer than the cache for a while: the
+	// Node is registered from that copy (the hold itself waits for the cache, disarm).
+	written written[*corev1.Node]
 }
 
 // disarmWritten marks a Node whose unregistered taint disarm has replaced: the cache shows the write sooner
@@ -162,7 +165,7 @@ func (r *registration) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("Node", klog.KObj(node)))
 	firstRegistration := node.Labels[v1.NodeRegisteredLabelKey] != "true"
 	if firstRegistration {
-		if disarming, err := r.disarm(ctx, node); err != nil || disarming {
+		if disarming, err := r.disarm(ctx, nodeClaim.Name, node); err != nil || disarming {
 			r.held.add(nodeClaim.Name)
 			return outcome{requeueAfter: holdRecheck}, err
 		}
@@ -182,9 +185,10 @@ func (r *registration) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (
 		}
 		r.disarmed.Delete(node.Name)
 	}
-	if err := r.syncNode(ctx, nodeClaim, node, firstRegistration); err != nil {
+	if err := r.syncNode(ctx, nodeClaim, r.written.newest(nodeClaim.Name, node), firstRegistration); err != nil {
 		return outcome{}, err
 	}
+	r.written.forget(nodeClaim.Name)
 	nodeClaim.Status.NodeName = node.Name
 	setTrue(nodeClaim, now, v1.ConditionTypeRegistered)
 	if firstRegistration {
@@ -244,7 +248,7 @@ func (r *registration) hold(ctx context.Context, claim string, node *corev1.Node
 // taint goes (a hinted pod is bound within milliseconds) can reach it before the Node's update does, and is
 // deleted. With the NoExecute effect removed while the Node is still unschedulable, that watch has the
 // whole hold to catch up. A Node held past HoldLimit registers as it is.
-func (r *registration) disarm(ctx context.Context, node *corev1.Node) (bool, error) {
+func (r *registration) disarm(ctx context.Context, claim string, node *corev1.Node) (bool, error) {
 	if r.hints == nil || pastHoldLimit(node.CreationTimestamp.Time, r.clock.Now()) ||
 		!hasTaint(node.Spec.Taints, v1.UnregisteredNoExecuteTaint) {
 		return false, nil
@@ -253,7 +257,7 @@ func (r *registration) disarm(ctx context.Context, node *corev1.Node) (bool, err
 		return true, nil // a write was made; its outcome has yet to reach the cache
 	}
 	r.disarmed.Store(node.Name, node.ResourceVersion)
-	changed, err := patchNode(ctx, r.kubeClient, r.reader, node.DeepCopy(), func(n *corev1.Node) (bool, error) {
+	changed, err := patchNode(ctx, r.kubeClient, r.reader, &r.written, claim, node.DeepCopy(), func(n *corev1.Node) (bool, error) {
 		if !hasTaint(n.Spec.Taints, v1.UnregisteredNoExecuteTaint) {
 			return false, nil // an earlier write did it; the cache has yet to show it
 		}
@@ -304,7 +308,7 @@ func (r *registration) syncNode(ctx context.Context, nodeClaim *v1.NodeClaim, no
 		r.recorder.Publish(UnregisteredTaintMissingEvent(nodeClaim))
 		log.FromContext(ctx).Info("node registered without the unregistered taint", "taint", v1.UnregisteredNoExecuteTaint.ToString())
 	}
-	_, err := patchNode(ctx, r.kubeClient, r.reader, node, func(n *corev1.Node) (bool, error) {
+	_, err := patchNode(ctx, r.kubeClient, r.reader, &r.written, nodeClaim.Name, node, func(n *corev1.Node) (bool, error) {
 		stored := n.DeepCopy()
 		n.Labels = mergeMaps(n.Labels, nodeClaim.Labels)
 		n.Labels[v1.NodeRegisteredLabelKey] = "true"

@@ -1,6 +1,8 @@
 package lifecycle_test
 
 import (
+	"time"
+
 	"context"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -133,21 +135,56 @@ var _ = Describe("Registration", func() {
 		expectReconciled(nc)
 		Expect(patches.count).To(Equal(written), "patched again from a copy older than its own write")
 	})
+	It("registers a held node from its own taint write while the cache shows the node from before it", func() {
+		nc := launched()
+		node := newNode(nc)
+		setNodeStatus(node, true, nil)
+		cache := &laggingCache{Client: kubeClient, node: getNode(node)} // never shows the taint swap
+		reads := &nodeReadCounter{Reader: kubeClient}
+		controller = newController(cache, readingFrom(reads), withHints(allHinted{}))
+		expectReconciled(nc)
+		Expect(withoutNotReady(getNode(node).Spec.Taints)).To(ConsistOf(v1.UnregisteredNoScheduleTaint))
+
+		clk.Step(lifecycle.HoldLimit + 2*time.Second)
+		expectReconciled(nc)
+		Expect(condition(get(nc), v1.ConditionTypeRegistered).Status).To(Equal(metav1.ConditionTrue))
+		Expect(withoutNotReady(getNode(node).Spec.Taints)).To(BeEmpty())
+		Expect(reads.count).To(BeZero(), "registered from the copy the taint write returned, not the cache's older one")
+	})
 	It("registers a node whose cached copy lags behind the API server", func() {
 		nc := launched(withTaints)
 		node := newNode(nc)
 		cache := &laggingCache{Client: kubeClient, node: getNode(node)}
 		heartbeat(node)
-		controller = newController(cache, readingFrom(kubeClient))
+		reads := &nodeReadCounter{Reader: kubeClient}
+		controller = newController(cache, readingFrom(reads))
 
 		expectReconciled(nc)
+		Expect(reads.count).To(BeZero(), "a write to a field registration doesn't change is no conflict")
 		Expect(condition(get(nc), v1.ConditionTypeRegistered).Status).To(Equal(metav1.ConditionTrue))
 		node = getNode(node)
 		Expect(node.Labels).To(HaveKeyWithValue(v1.NodeRegisteredLabelKey, "true"))
 		Expect(node.Labels).To(HaveKeyWithValue(heartbeatLabel, "1"), "the write after the cache's copy is kept")
 		Expect(withoutNotReady(node.Spec.Taints)).To(ConsistOf(customTaint, startupTaint))
 	})
-	It("reads the claim from the API server after its write lost to a newer version", func() {
+	It("keeps a taint added after the cached copy it registers the node from", func() {
+		nc := launched(withTaints)
+		node := newNode(nc)
+		cache := &laggingCache{Client: kubeClient, node: getNode(node)}
+		added := corev1.Taint{Key: "example.com/added-meanwhile", Effect: corev1.TaintEffectNoSchedule}
+		fresh := getNode(node)
+		stored := fresh.DeepCopy()
+		fresh.Spec.Taints = append(fresh.Spec.Taints, added)
+		Expect(kubeClient.Patch(ctx, fresh, client.MergeFrom(stored))).To(Succeed())
+		reads := &nodeReadCounter{Reader: kubeClient}
+		controller = newController(cache, readingFrom(reads))
+
+		expectReconciled(nc)
+		Expect(condition(get(nc), v1.ConditionTypeRegistered).Status).To(Equal(metav1.ConditionTrue))
+		Expect(withoutNotReady(getNode(node).Spec.Taints)).To(ConsistOf(customTaint, startupTaint, added))
+		Expect(reads.count).To(Equal(1), "the taint write lost to the one after the cached copy, and was made again on a fresh read")
+	})
+	It("registers at once when the claim changed after its cached copy only where its write doesn't replace", func() {
 		nc := launched()
 		newNode(nc)
 		cache := &laggingCache{Client: kubeClient, claim: get(nc)}
@@ -157,11 +194,27 @@ var _ = Describe("Registration", func() {
 		Expect(kubeClient.Patch(ctx, touched, client.MergeFrom(stored))).To(Succeed())
 		controller = newController(cache, readingFrom(kubeClient))
 
+		Expect(expectReconciled(nc).RequeueAfter).To(BeZero())
+		Expect(condition(get(nc), v1.ConditionTypeRegistered).Status).To(Equal(metav1.ConditionTrue))
+		Expect(get(nc).Labels).To(HaveKeyWithValue("example.com/touched", "1"))
+	})
+	It("reads the claim from the API server after its write lost to a newer version", func() {
+		nc := launched()
+		newNode(nc)
+		cache := &laggingCache{Client: kubeClient, claim: get(nc)}
+		stored := get(nc)
+		touched := stored.DeepCopy()
+		// Another controller sets its condition after the cache's copy: the conditions are written whole.
+		touched.Status.Conditions = append(touched.Status.Conditions, metav1.Condition{Type: v1.ConditionTypeDrifted,
+			Status: metav1.ConditionTrue, Reason: "NodePoolDrifted", LastTransitionTime: metav1.Now()})
+		Expect(kubeClient.Status().Patch(ctx, touched, client.MergeFrom(stored))).To(Succeed())
+		controller = newController(cache, readingFrom(kubeClient))
+
 		Expect(expectReconciled(nc).RequeueAfter).To(BeNumerically(">", 0), "the stale copy's write conflicts")
 		Expect(condition(get(nc), v1.ConditionTypeRegistered).Status).NotTo(Equal(metav1.ConditionTrue))
 		expectReconciled(nc)
 		Expect(condition(get(nc), v1.ConditionTypeRegistered).Status).To(Equal(metav1.ConditionTrue))
-		Expect(get(nc).Labels).To(HaveKeyWithValue("example.com/touched", "1"))
+		Expect(condition(get(nc), v1.ConditionTypeDrifted).Status).To(Equal(metav1.ConditionTrue), "the other controller's condition is kept")
 	})
 	It("fails when two nodes have the claim's provider id", func() {
 		nc := launched()
@@ -252,4 +305,17 @@ func (c *nodePatchCounter) Patch(ctx context.Context, obj client.Object, patch c
 		c.count++
 	}
 	return c.Client.Patch(ctx, obj, patch, opts...)
+}
+
+// nodeReadCounter counts the Nodes read through it.
+type nodeReadCounter struct {
+	client.Reader
+	count int
+}
+
+func (c *nodeReadCounter) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*corev1.Node); ok {
+		c.count++
+	}
+	return c.Reader.Get(ctx, key, obj, opts...)
 }
