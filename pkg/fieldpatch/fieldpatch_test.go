@@ -3,6 +3,7 @@ package fieldpatch_test
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"testing"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -76,7 +77,7 @@ func TestKeepsWhatOthersChangedMeanwhile(t *testing.T) {
 		t.Fatalf("a patch whose fields nobody else changed failed: %v", err)
 	}
 	want := map[string]string{"a": "1", "zone": "z1", "heartbeat": "2", "karpenter.sh/registered": "true"}
-	if !equalMaps(got.Labels, want) {
+	if !maps.Equal(got.Labels, want) {
 		t.Errorf("labels %v, want %v", got.Labels, want)
 	}
 	if got.Annotations["node.alpha.kubernetes.io/ttl"] != "0" || len(got.Status.Conditions) != 1 {
@@ -156,16 +157,4 @@ func TestRefusesAChangeOutsideItsFields(t *testing.T) {
 	if ops, err := fieldpatch.Operations(before, after, nodeFields...); err != nil || len(ops) != 0 {
 		t.Errorf("a new resource version alone gave %v, %v; want no operations", ops, err)
 	}
-}
-
-func equalMaps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }

@@ -88,7 +88,7 @@ var _ = Describe("Launch", func() {
 	It("builds on its own write while the cache still shows the claim from before it", func() {
 		nc := newNodeClaim()
 		cache := &laggingCache{Client: kubeClient, claim: get(nc)} // never catches up with the launch
-		reads := &claimReadCounter{Reader: kubeClient}
+		reads := &readCounter[*v1.NodeClaim]{Reader: kubeClient}
 		controller = newController(cache, readingFrom(reads))
 		expectReconciled(nc)
 		Expect(condition(get(nc), v1.ConditionTypeLaunched).Status).To(Equal(metav1.ConditionTrue))
@@ -205,16 +205,3 @@ var _ = Describe("Launch", func() {
 		Expect(nc.Labels).To(HaveKeyWithValue(v1.LabelInstanceType, "g5.xlarge"))
 	})
 })
-
-// claimReadCounter counts the NodeClaims read through it.
-type claimReadCounter struct {
-	client.Reader
-	count int
-}
-
-func (c *claimReadCounter) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if _, ok := obj.(*v1.NodeClaim); ok {
-		c.count++
-	}
-	return c.Reader.Get(ctx, key, obj, opts...)
-}

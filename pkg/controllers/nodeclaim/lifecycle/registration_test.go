@@ -140,7 +140,7 @@ var _ = Describe("Registration", func() {
 		node := newNode(nc)
 		setNodeStatus(node, true, nil)
 		cache := &laggingCache{Client: kubeClient, node: getNode(node)} // never shows the taint swap
-		reads := &nodeReadCounter{Reader: kubeClient}
+		reads := &readCounter[*corev1.Node]{Reader: kubeClient}
 		controller = newController(cache, readingFrom(reads), withHints(allHinted{}))
 		expectReconciled(nc)
 		Expect(withoutNotReady(getNode(node).Spec.Taints)).To(ConsistOf(v1.UnregisteredNoScheduleTaint))
@@ -156,7 +156,7 @@ var _ = Describe("Registration", func() {
 		node := newNode(nc)
 		cache := &laggingCache{Client: kubeClient, node: getNode(node)}
 		heartbeat(node)
-		reads := &nodeReadCounter{Reader: kubeClient}
+		reads := &readCounter[*corev1.Node]{Reader: kubeClient}
 		controller = newController(cache, readingFrom(reads))
 
 		expectReconciled(nc)
@@ -176,7 +176,7 @@ var _ = Describe("Registration", func() {
 		stored := fresh.DeepCopy()
 		fresh.Spec.Taints = append(fresh.Spec.Taints, added)
 		Expect(kubeClient.Patch(ctx, fresh, client.MergeFrom(stored))).To(Succeed())
-		reads := &nodeReadCounter{Reader: kubeClient}
+		reads := &readCounter[*corev1.Node]{Reader: kubeClient}
 		controller = newController(cache, readingFrom(reads))
 
 		expectReconciled(nc)
@@ -307,14 +307,14 @@ func (c *nodePatchCounter) Patch(ctx context.Context, obj client.Object, patch c
 	return c.Client.Patch(ctx, obj, patch, opts...)
 }
 
-// nodeReadCounter counts the Nodes read through it.
-type nodeReadCounter struct {
+// readCounter counts the objects of type T read through it.
+type readCounter[T client.Object] struct {
 	client.Reader
 	count int
 }
 
-func (c *nodeReadCounter) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if _, ok := obj.(*corev1.Node); ok {
+func (c *readCounter[T]) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(T); ok {
 		c.count++
 	}
 	return c.Reader.Get(ctx, key, obj, opts...)
