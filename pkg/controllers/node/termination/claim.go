@@ -14,6 +14,7 @@ import (
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/fieldindex"
+	"github.com/lathe-autoscaler/lathe/pkg/fieldpatch"
 )
 
 // nodeClaimForNode returns the NodeClaim whose instance the Node is, or nil when there is none. The
@@ -64,7 +65,7 @@ func (c *Controller) setCondition(ctx context.Context, nodeClaim *v1.NodeClaim, 
 	if !changed {
 		return false, nil
 	}
-	if err := c.kube.Status().Patch(ctx, nodeClaim, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := fieldpatch.AsConflict(c.kube.Status().Patch(ctx, nodeClaim, fieldpatch.From(stored, fieldpatch.Whole("status", "conditions"))), nodeClaim); err != nil {
 		return false, client.IgnoreNotFound(fmt.Errorf("setting nodeclaim condition %s, %w", conditionType, err))
 	}
 	return true, nil

@@ -25,6 +25,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/fieldindex"
 	nodeclaimtermination "github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/termination"
 	"github.com/lathe-autoscaler/lathe/pkg/events"
+	"github.com/lathe-autoscaler/lathe/pkg/fieldpatch"
 )
 
 // PodNodeNameField is the field index on Pods by spec.nodeName that Register adds to the manager's cache
@@ -151,7 +152,7 @@ func (c *Controller) removeFinalizer(ctx context.Context, node *corev1.Node) err
 	if !controllerutil.RemoveFinalizer(node, v1.TerminationFinalizer) {
 		return nil
 	}
-	if err := c.kube.Patch(ctx, node, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := fieldpatch.AsConflict(c.kube.Patch(ctx, node, fieldpatch.From(stored, fieldpatch.Whole("metadata", "finalizers"))), node); err != nil {
 		return client.IgnoreNotFound(fmt.Errorf("removing termination finalizer from node, %w", err))
 	}
 	c.backoff.forget(node.UID)

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/fieldpatch"
 	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 )
 
@@ -34,7 +35,7 @@ func (c *Controller) taint(ctx context.Context, node *corev1.Node) error {
 	}
 	stored := node.DeepCopy()
 	node.Spec.Taints = append(node.Spec.Taints, v1.DisruptedNoScheduleTaint)
-	if err := c.kube.Patch(ctx, node, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := fieldpatch.AsConflict(c.kube.Patch(ctx, node, fieldpatch.From(stored, fieldpatch.Whole("spec", "taints"))), node); err != nil {
 		return fmt.Errorf("tainting node %s, %w", v1.DisruptedNoScheduleTaint.ToString(), err)
 	}
 	log.FromContext(ctx).Info("tainted node", "taint", v1.DisruptedNoScheduleTaint.ToString())

@@ -6,14 +6,18 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider/fake"
+	"github.com/lathe-autoscaler/lathe/pkg/controllers/fieldindex/fieldindextest"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/node/termination"
 )
 
@@ -60,6 +64,25 @@ var _ = Describe("Node termination", func() {
 			}
 		}
 		Expect(disrupted).To(Equal(1))
+	})
+
+	It("taints the node when the node changed after the copy it read, elsewhere than its taints", func(ctx context.Context) {
+		_, node := f.launch()
+		f.deleteNode(node)
+		stale := node.DeepCopy() // the cache's copy, from before a heartbeat
+		heartbeat := node.DeepCopy()
+		heartbeat.Labels["example.com/heartbeat"] = "1"
+		Expect(env.Client.Patch(ctx, heartbeat, client.MergeFrom(node))).To(Succeed())
+		controller := termination.NewController(termination.Deps{
+			Client:        &staleNodeClient{Client: fieldindextest.NewClient(env.Client), node: stale},
+			CloudProvider: f.cloud, Clock: f.clock, Recorder: f.recorder, Registerer: prometheus.NewRegistry(),
+		})
+
+		_, err := controller.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(node)})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(get(ctx, node)).To(BeTrue())
+		Expect(node.Spec.Taints).To(ContainElement(HaveField("Key", v1.DisruptedNoScheduleTaint.Key)))
+		Expect(node.Labels).To(HaveKeyWithValue("example.com/heartbeat", "1"))
 	})
 
 	It("drains, terminates the instance and then removes the finalizer", func(ctx context.Context) {
@@ -190,3 +213,17 @@ var _ = Describe("Node termination", func() {
 		})
 	})
 })
+
+// staleNodeClient reads one Node as a lagging cache would: the copy it was given, whatever was written since.
+type staleNodeClient struct {
+	client.Client
+	node *corev1.Node
+}
+
+func (c *staleNodeClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if n, ok := obj.(*corev1.Node); ok && key.Name == c.node.Name {
+		c.node.DeepCopyInto(n)
+		return nil
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}

@@ -26,6 +26,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/fieldindex"
 	"github.com/lathe-autoscaler/lathe/pkg/events"
+	"github.com/lathe-autoscaler/lathe/pkg/fieldpatch"
 )
 
 // Requeue intervals for the waits that nothing watched announces.
@@ -168,7 +169,7 @@ func (c *Controller) removeFinalizer(ctx context.Context, nodeClaim *v1.NodeClai
 	if !controllerutil.RemoveFinalizer(nodeClaim, v1.TerminationFinalizer) {
 		return nil
 	}
-	if err := c.kube.Patch(ctx, nodeClaim, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := fieldpatch.AsConflict(c.kube.Patch(ctx, nodeClaim, fieldpatch.From(stored, fieldpatch.Whole("metadata", "finalizers"))), nodeClaim); err != nil {
 		return client.IgnoreNotFound(fmt.Errorf("removing termination finalizer from nodeclaim, %w", err))
 	}
 	c.metrics.observe(nodeClaim, c.clock.Now())

@@ -14,6 +14,7 @@ import (
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/fieldpatch"
 )
 
 // This file owns the two rules the NodeClaim and Node termination controllers share: the termination
@@ -51,7 +52,7 @@ func Deadline(ctx context.Context, kube client.Client, nodeClaim *v1.NodeClaim) 
 		nodeClaim.Annotations = map[string]string{}
 	}
 	nodeClaim.Annotations[v1.NodeClaimTerminationTimestampAnnotationKey] = deadline.Format(time.RFC3339)
-	if err := kube.Patch(ctx, nodeClaim, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := fieldpatch.AsConflict(kube.Patch(ctx, nodeClaim, fieldpatch.From(stored, fieldpatch.Keys("metadata", "annotations"))), nodeClaim); err != nil {
 		return nil, client.IgnoreNotFound(fmt.Errorf("annotating nodeclaim with its termination timestamp, %w", err))
 	}
 	return &deadline, nil
@@ -92,7 +93,7 @@ func (i Instances) Terminate(ctx context.Context, nodeClaim *v1.NodeClaim, faile
 	}) {
 		return false, nil
 	}
-	if err := i.Kube.Status().Patch(ctx, nodeClaim, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := fieldpatch.AsConflict(i.Kube.Status().Patch(ctx, nodeClaim, fieldpatch.From(stored, fieldpatch.Whole("status", "conditions"))), nodeClaim); err != nil {
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
