@@ -17,7 +17,7 @@ const module = "github.com/lathe-autoscaler/lathe/"
 
 // floors lists folder prefixes from the ground up; the longest matching prefix decides a package's floor.
 var floors = [][]string{
-	{"pkg/apis", "pkg/metrics", "pkg/events", "pkg/operator/logging", "pkg/operator/options", "pkg/operator/poll"},
+	{"pkg/apis", "pkg/metrics", "pkg/events", "pkg/fieldpatch", "pkg/operator/logging", "pkg/operator/options", "pkg/operator/poll"},
 	{"pkg/scheduling"},
 	{"pkg/cloudprovider"},
 	{"pkg/catalog", "pkg/simulation"},
