@@ -35,6 +35,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -188,6 +189,12 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, fmt.Errorf("getting nodeclaim, %w", err)
+	}
+	if isTrue(nodeClaim, v1.ConditionTypeLaunched) {
+		// Read back from the cache or the API server, the launch is stored: its cached result is no longer
+		// needed, and the caches of the other controllers show the provider ID too. The copy this controller
+		// wrote (below) says nothing of them.
+		c.launch.cache.forget(nodeClaim.UID)
 	}
 	nodeClaim = c.written.newest(nodeClaim.Name, nodeClaim)
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("NodeClaim", klog.KObj(nodeClaim)))
@@ -353,6 +360,13 @@ func (c *Controller) nodeClaimsForNode(ctx context.Context, o client.Object) []r
 	requests := make([]reconcile.Request, 0, len(list.Items))
 	for i := range list.Items {
 		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	if len(requests) == 0 {
+		// A Node launched here can join before the claim's provider ID reaches the cache (seconds under
+		// load); its claim would otherwise wait for some later event to be registered.
+		if name := c.launch.cache.NodeClaimOf(node.Spec.ProviderID); name != "" {
+			requests = append(requests, reconcile.Request{NamespacedName: types.NamespacedName{Name: name}})
+		}
 	}
 	return requests
 }

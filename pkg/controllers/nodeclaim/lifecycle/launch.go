@@ -33,9 +33,7 @@ type launch struct {
 
 func (l *launch) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (outcome, error) {
 	if isTrue(nodeClaim, v1.ConditionTypeLaunched) {
-		// Launched is stored, so the cached result is no longer needed.
-		l.cache.forget(nodeClaim.UID)
-		return outcome{}, nil
+		return outcome{}, nil // the launch is kept until a read shows it stored (Controller.Reconcile)
 	}
 	created, err := l.create(ctx, nodeClaim)
 	if err != nil {
@@ -175,13 +173,27 @@ func NewLaunches() *Launches {
 }
 
 // ProviderIDOf returns the provider ID of the named NodeClaim if this process launched it and has not yet
-// seen its Launched condition stored; empty otherwise. Under load a NodeClaim's status update reaches the
+// read its Launched condition back; empty otherwise. Under load a NodeClaim's status update reaches the
 // caches seconds after it is written, while its Node may already be there.
 func (c *Launches) ProviderIDOf(nodeClaim string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.entries[c.uids[nodeClaim]]; ok {
 		return e.created.Status.ProviderID
+	}
+	return ""
+}
+
+// NodeClaimOf returns the name of the NodeClaim this process launched as the instance providerID, while
+// its Launched condition has yet to be read back; empty otherwise. It is ProviderIDOf the other way round,
+// for a Node that joins before the cache shows its claim's provider ID.
+func (c *Launches) NodeClaimOf(providerID string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.entries {
+		if e.created.Status.ProviderID == providerID {
+			return e.name
+		}
 	}
 	return ""
 }

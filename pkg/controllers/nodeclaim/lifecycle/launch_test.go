@@ -12,7 +12,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
@@ -99,6 +101,35 @@ var _ = Describe("Launch", func() {
 		Expect(reads.count).To(BeZero())
 		Expect(get(nc).ResourceVersion).To(Equal(launchedVersion), "nothing written again")
 		Expect(cp.Calls(fake.MethodCreate)).To(Equal(1))
+	})
+	It("tells the provider ID of its launch until a read shows the launch stored", func() {
+		nc := newNodeClaim()
+		cache := &laggingCache{Client: kubeClient, claim: get(nc)}
+		launches := lifecycle.NewLaunches()
+		controller = newController(cache, func(d *lifecycle.Deps) { d.Launches = launches })
+		expectReconciled(nc)
+		providerID := get(nc).Status.ProviderID
+		Expect(providerID).NotTo(BeEmpty())
+
+		expectReconciled(nc) // from the controller's own write: the cache has yet to show it
+		Expect(launches.ProviderIDOf(nc.Name)).To(Equal(providerID), "the other controllers' caches lag as well")
+		Expect(launches.NodeClaimOf(providerID)).To(Equal(nc.Name))
+
+		cache.claim = get(nc)
+		expectReconciled(nc)
+		Expect(launches.ProviderIDOf(nc.Name)).To(BeEmpty())
+		Expect(launches.NodeClaimOf(providerID)).To(BeEmpty())
+	})
+	It("reconciles the claim of a Node that joins before the cache shows the claim's provider ID", func() {
+		nc := newNodeClaim()
+		cache := &laggingCache{Client: kubeClient, claim: get(nc)}
+		controller = newController(cache)
+		expectReconciled(nc)
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "joined"}, Spec: corev1.NodeSpec{ProviderID: get(nc).Status.ProviderID}}
+		Expect(controller.NodeClaimsForNode(ctx, node)).To(ConsistOf(reconcile.Request{NamespacedName: types.NamespacedName{Name: nc.Name}}))
+
+		other := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "other"}, Spec: corev1.NodeSpec{ProviderID: "fake:///test-zone-1a/other"}}
+		Expect(controller.NodeClaimsForNode(ctx, other)).To(BeEmpty())
 	})
 	It("never launches twice for one claim when the status write fails", func() {
 		failures := &atomic.Int32{}

@@ -1,6 +1,7 @@
 package lifecycle_test
 
 import (
+	"slices"
 	"time"
 
 	"context"
@@ -273,6 +274,13 @@ func (c *laggingCache) List(ctx context.Context, list client.ObjectList, opts ..
 				c.node.DeepCopyInto(&out.Items[i])
 			}
 		}
+	}
+	if out, ok := list.(*v1.NodeClaimList); ok && c.claim != nil {
+		// The claims listed by provider ID (the only claim lists here): the stale copy lists only if it had
+		// that provider ID already.
+		out.Items = slices.DeleteFunc(out.Items, func(nc v1.NodeClaim) bool {
+			return nc.Name == c.claim.Name && nc.Status.ProviderID != c.claim.Status.ProviderID
+		})
 	}
 	return nil
 }
