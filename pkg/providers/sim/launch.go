@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -43,14 +42,17 @@ func nodeClaimRequirements(nodeClaim *v1.NodeClaim) (scheduling.Requirements, er
 // tried. It returns an InsufficientCapacityError when none has capacity.
 func (c *CloudProvider) chooseOffering(ctx context.Context, nodeClaim *v1.NodeClaim, its cloudprovider.InstanceTypes, reqs scheduling.Requirements, injected injection) (offeringChoice, error) {
 	now := c.clock.Now()
+	// Matching the requirements is most of the work, and needs no lock: the launches of a burst would
+	// otherwise wait on each other here.
+	allowed := c.allowedOfferings(nodeClaim, its, reqs)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	candidates := c.candidates(nodeClaim, its, reqs, now)
-	if len(candidates) == 0 {
-		return offeringChoice{}, cloudprovider.NewInsufficientCapacityError(
-			fmt.Errorf("no available offering of an instance type that fits nodeclaim %q", nodeClaim.Name))
-	}
-	for _, candidate := range candidates {
+	tried := 0
+	for _, candidate := range allowed {
+		if c.capacity.isUnavailable(candidate.key(), now) {
+			continue
+		}
+		tried++
 		if !injected.has(candidate.key()) {
 			return candidate, nil
 		}
@@ -59,22 +61,26 @@ func (c *CloudProvider) chooseOffering(ctx context.Context, nodeClaim *v1.NodeCl
 			"instanceType", candidate.instanceType.Name, "zone", candidate.offering.Zone, "capacityType", candidate.offering.CapacityType,
 			"ttl", UnavailableOfferingsTTL.String())
 	}
+	if tried == 0 {
+		return offeringChoice{}, cloudprovider.NewInsufficientCapacityError(
+			fmt.Errorf("no available offering of an instance type that fits nodeclaim %q", nodeClaim.Name))
+	}
 	return offeringChoice{}, cloudprovider.NewInsufficientCapacityError(
-		fmt.Errorf("all %d offerings nodeclaim %q allows are out of capacity", len(candidates), nodeClaim.Name))
+		fmt.Errorf("all %d offerings nodeclaim %q allows are out of capacity", tried, nodeClaim.Name))
 }
 
-// candidates lists the available offerings of the instance types whose labels meet the requirements and
-// whose allocatable holds the requests, cheapest first. The caller holds mu.
-func (c *CloudProvider) candidates(nodeClaim *v1.NodeClaim, its cloudprovider.InstanceTypes, reqs scheduling.Requirements, now time.Time) []offeringChoice {
+// allowedOfferings lists the available offerings of the instance types whose labels meet the requirements
+// and whose allocatable holds the requests, cheapest first, whether or not they are out of capacity.
+func (c *CloudProvider) allowedOfferings(nodeClaim *v1.NodeClaim, its cloudprovider.InstanceTypes, reqs scheduling.Requirements) []offeringChoice {
 	var out []offeringChoice
+	names := reqs.Get(v1.LabelInstanceType) // a claim lists the types it was planned for: the cheap test first
 	for _, it := range its {
-		if it.Requirements.Intersects(reqs) != nil || !scheduling.Fits(nodeClaim.Spec.Resources.Requests, it.Allocatable()) {
+		if !names.Has(it.Name) || it.Requirements.Intersects(reqs) != nil || !scheduling.Fits(nodeClaim.Spec.Resources.Requests, it.Allocatable()) {
 			continue
 		}
 		for _, o := range it.Offerings {
-			choice := offeringChoice{instanceType: it, offering: o}
-			if o.Available && o.IsCompatible(reqs) && c.zoneIDAllowed(reqs, o.Zone) && !c.capacity.isUnavailable(choice.key(), now) {
-				out = append(out, choice)
+			if o.Available && o.IsCompatible(reqs) && c.zoneIDAllowed(reqs, o.Zone) {
+				out = append(out, offeringChoice{instanceType: it, offering: o})
 			}
 		}
 	}
