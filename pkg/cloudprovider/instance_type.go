@@ -58,11 +58,13 @@ func (it *InstanceType) Allocatable() corev1.ResourceList {
 // InstanceTypes is a list of instance types with chainable helpers.
 type InstanceTypes []*InstanceType
 
-// Compatible returns the instance types whose labels and available offerings allow the requirements.
+// Compatible returns the instance types whose labels and available offerings allow the requirements. A
+// type's name is its node.kubernetes.io/instance-type label.
 func (its InstanceTypes) Compatible(requirements scheduling.Requirements) InstanceTypes {
 	var out InstanceTypes
+	names := requirements.Get(v1.LabelInstanceType) // a NodeClaim lists its types: the cheap test first
 	for _, it := range its {
-		if it.Requirements.Intersects(requirements) == nil && len(it.Offerings.Available().Compatible(requirements)) > 0 {
+		if names.Has(it.Name) && it.Requirements.Intersects(requirements) == nil && len(it.Offerings.Available().Compatible(requirements)) > 0 {
 			out = append(out, it)
 		}
 	}

@@ -150,3 +150,32 @@ func TestTypedErrors(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkCompatibleWithTypeList filters a catalog of 800 types for a NodeClaim's requirements as the
+// provisioner writes them: a list of 60 instance types and an architecture.
+func BenchmarkCompatibleWithTypeList(b *testing.B) {
+	var its cloudprovider.InstanceTypes
+	var names []string
+	for i := range 800 {
+		name := fmt.Sprintf("type-%03d.large", i)
+		its = append(its, instanceType(name, int64(2+i%16),
+			cloudprovider.Offering{Zone: "a", CapacityType: v1.CapacityTypeOnDemand, Price: 0.1, Available: true},
+			cloudprovider.Offering{Zone: "b", CapacityType: v1.CapacityTypeSpot, Price: 0.05, Available: true}))
+		if i%13 == 0 && len(names) < 60 {
+			names = append(names, name)
+		}
+	}
+	reqs, err := scheduling.FromNodePoolRequirements([]v1.NodeSelectorRequirementWithMinValues{
+		{Key: v1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, Values: names},
+		{Key: v1.LabelArch, Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if got := its.Compatible(reqs); len(got) != len(names) {
+			b.Fatalf("%d compatible, want %d", len(got), len(names))
+		}
+	}
+}
