@@ -64,7 +64,7 @@ func (its InstanceTypes) Compatible(requirements scheduling.Requirements) Instan
 	var out InstanceTypes
 	names := requirements.Get(v1.LabelInstanceType) // a NodeClaim lists its types: the cheap test first
 	for _, it := range its {
-		if names.Has(it.Name) && it.Requirements.Intersects(requirements) == nil && len(it.Offerings.Available().Compatible(requirements)) > 0 {
+		if names.Has(it.Name) && it.Requirements.Intersects(requirements) == nil && it.Offerings.anyAvailableFor(requirements) {
 			out = append(out, it)
 		}
 	}
@@ -143,6 +143,12 @@ func (ofs Offerings) Available() Offerings {
 		}
 	}
 	return out
+}
+
+// anyAvailableFor reports whether one of the offerings is available and allowed by the requirements, as
+// len(ofs.Available().Compatible(requirements)) > 0 would, without building either list.
+func (ofs Offerings) anyAvailableFor(requirements scheduling.Requirements) bool {
+	return slices.ContainsFunc(ofs, func(o Offering) bool { return o.Available && o.IsCompatible(requirements) })
 }
 
 // Compatible returns the offerings whose zone and capacity type the requirements allow.
