@@ -73,9 +73,8 @@ func (c *CloudProvider) chooseOffering(ctx context.Context, nodeClaim *v1.NodeCl
 // and whose allocatable holds the requests, cheapest first, whether or not they are out of capacity.
 func (c *CloudProvider) allowedOfferings(nodeClaim *v1.NodeClaim, its cloudprovider.InstanceTypes, reqs scheduling.Requirements) []offeringChoice {
 	var out []offeringChoice
-	names := reqs.Get(v1.LabelInstanceType) // a claim lists the types it was planned for: the cheap test first
-	for _, it := range its {
-		if !names.Has(it.Name) || it.Requirements.Intersects(reqs) != nil || !scheduling.Fits(nodeClaim.Spec.Resources.Requests, it.Allocatable()) {
+	for _, it := range its.Compatible(reqs) {
+		if !scheduling.Fits(nodeClaim.Spec.Resources.Requests, it.Allocatable()) {
 			continue
 		}
 		for _, o := range it.Offerings {

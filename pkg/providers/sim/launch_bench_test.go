@@ -28,8 +28,9 @@ func BenchmarkChooseOfferingParallel(b *testing.B) {
 		{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeOnDemand}},
 	}
 	nodeClaim.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3"), corev1.ResourceMemory: resource.MustParse("6Gi")}
+	its := provider.typesFor(nil)
 	var names []string
-	for _, it := range provider.typesFor(nil) {
+	for _, it := range its {
 		if len(names) < 60 && strings.ContainsAny(it.Name[:1], "cmr") && it.Capacity.Cpu().MilliValue() >= 4000 {
 			names = append(names, it.Name)
 		}
@@ -40,7 +41,6 @@ func BenchmarkChooseOfferingParallel(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	its := provider.typesFor(nil)
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
