@@ -40,6 +40,8 @@ const (
 	whole
 	// unguarded: a value replaced without a test, for fields the writer alone owns.
 	unguarded
+	// read: a value the change was computed from and does not change, tested whenever the patch writes.
+	read
 )
 
 // Keys is a map (labels, annotations) whose changed entries are written one by one, each guarded by its old
@@ -51,6 +53,11 @@ func Whole(path ...string) Field { return Field{path: path, mode: whole} }
 
 // Unguarded is a value replaced whole without a test: only for fields no other writer sets.
 func Unguarded(path ...string) Field { return Field{path: path, mode: unguarded} }
+
+// Read is a value the patch does not change but was computed from (a timestamp a condition is derived
+// from): the patch fails when it changed since the copy, though nothing else the patch replaces did. It is
+// tested only when the patch writes something.
+func Read(path ...string) Field { return Field{path: path, mode: read} }
 
 // From returns a patch from before to the object it is applied with, covering fields. A change outside
 // fields is an error, so that nothing the caller changed is silently left out.
@@ -108,6 +115,9 @@ func Operations(before, after any, fields ...Field) ([]Operation, error) {
 	}
 	b := &builder{old: old, parents: map[string]bool{}}
 	for _, f := range fields {
+		if f.mode == read {
+			continue // tested below, once it is known that the patch writes
+		}
 		o, _ := lookup(old, f.path)
 		n, _ := lookup(updated, f.path)
 		if reflect.DeepEqual(o, n) {
@@ -126,7 +136,31 @@ func Operations(before, after any, fields ...Field) ([]Operation, error) {
 	if err := unlisted(old, updated, fields); err != nil {
 		return nil, err
 	}
-	return b.ops, nil
+	if len(b.ops) == 0 {
+		return nil, nil
+	}
+	var reads []Operation
+	for _, f := range fields {
+		if f.mode == read {
+			reads = append(reads, b.readTest(f.path))
+		}
+	}
+	return append(reads, b.ops...), nil
+}
+
+// readTest tests the value at path as before has it; when it is absent, it tests that its outermost absent
+// ancestor (or itself) still is, as a test of a path under a missing parent fails.
+func (b *builder) readTest(path []string) Operation {
+	for i := 1; i <= len(path); i++ {
+		v, ok := lookup(b.old, path[:i])
+		if !ok || (i < len(path) && onlyNulls(v)) {
+			return Operation{Op: "test", Path: pointer(path[:i]), Value: nil}
+		}
+		if i == len(path) {
+			return Operation{Op: "test", Path: pointer(path), Value: v}
+		}
+	}
+	return Operation{Op: "test", Path: pointer(path), Value: nil}
 }
 
 // builder accumulates operations; parents records the absent parents already added.
@@ -193,7 +227,9 @@ func unlisted(old, updated map[string]any, fields []Field) error {
 	o, n := deepCopy(old), deepCopy(updated)
 	for _, d := range []map[string]any{o, n} {
 		for _, f := range fields {
-			remove(d, f.path)
+			if f.mode != read { // a value read may not be changed
+				remove(d, f.path)
+			}
 		}
 		remove(d, []string{"metadata", "resourceVersion"})
 		remove(d, []string{"metadata", "managedFields"})

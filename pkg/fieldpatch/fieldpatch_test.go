@@ -5,11 +5,13 @@ import (
 	"errors"
 	"maps"
 	"testing"
+	"time"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/fieldpatch"
 )
 
@@ -156,5 +158,68 @@ func TestRefusesAChangeOutsideItsFields(t *testing.T) {
 	after.ResourceVersion = "8"
 	if ops, err := fieldpatch.Operations(before, after, nodeFields...); err != nil || len(ops) != 0 {
 		t.Errorf("a new resource version alone gave %v, %v; want no operations", ops, err)
+	}
+}
+
+// applyNodeClaim applies the patch from before to after, covering fields, onto stored.
+func applyNodeClaim(t *testing.T, before, after, stored *v1.NodeClaim, fields ...fieldpatch.Field) (*v1.NodeClaim, error) {
+	t.Helper()
+	ops, err := fieldpatch.Operations(before, after, fields...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := jsonpatch.DecodePatch(raw)
+	if err != nil {
+		t.Fatalf("decoding %s: %v", raw, err)
+	}
+	doc, err := json.Marshal(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Apply(doc)
+	if err != nil {
+		return nil, err
+	}
+	result := &v1.NodeClaim{}
+	return result, json.Unmarshal(out, result)
+}
+
+func TestFailsWhenAValueReadChangedMeanwhile(t *testing.T) {
+	fields := []fieldpatch.Field{fieldpatch.Whole("status", "conditions"), fieldpatch.Read("status", "lastPodEventTime")}
+	for name, lastPodEvent := range map[string]metav1.Time{"set": metav1.NewTime(time.Unix(1000, 0)), "absent": {}} {
+		t.Run(name, func(t *testing.T) {
+			before := &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Status: v1.NodeClaimStatus{
+				ProviderID: "kwok://c", LastPodEventTime: lastPodEvent,
+			}}
+			after := before.DeepCopy()
+			after.Status.Conditions = []metav1.Condition{{Type: "Consolidatable", Status: metav1.ConditionTrue}}
+
+			got, err := applyNodeClaim(t, before, after, before.DeepCopy(), fields...)
+			if err != nil || len(got.Status.Conditions) != 1 {
+				t.Fatalf("a patch whose value read is unchanged: %v, %+v", err, got)
+			}
+			stored := before.DeepCopy()
+			stored.Status.LastPodEventTime = metav1.NewTime(time.Unix(2000, 0))
+			if _, err := applyNodeClaim(t, before, after, stored, fields...); !errors.Is(err, jsonpatch.ErrTestFailed) {
+				t.Fatalf("the value read changed meanwhile: got %v, want a failed test", err)
+			}
+		})
+	}
+}
+
+func TestAValueReadIsNeitherWrittenNorTestedAlone(t *testing.T) {
+	fields := []fieldpatch.Field{fieldpatch.Whole("status", "conditions"), fieldpatch.Read("status", "lastPodEventTime")}
+	before := &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "c"}}
+	if ops, err := fieldpatch.Operations(before, before.DeepCopy(), fields...); err != nil || len(ops) != 0 {
+		t.Errorf("nothing changed: got %v, %v; want no operations", ops, err)
+	}
+	after := before.DeepCopy()
+	after.Status.LastPodEventTime = metav1.NewTime(time.Unix(1000, 0))
+	if _, err := fieldpatch.Operations(before, after, fields...); err == nil {
+		t.Error("a change to a value read was left out silently")
 	}
 }

@@ -3,7 +3,9 @@ package consolidatable
 import (
 	"context"
 	"fmt"
+	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -15,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/fieldpatch"
 )
 
 // Deps are what the controller needs.
@@ -63,11 +66,21 @@ func (c *Controller) Reconcile(ctx context.Context, claim *v1.NodeClaim) (reconc
 	if !Apply(claim, desired, now) {
 		return reconcile.Result{RequeueAfter: desired.RequeueAfter}, nil
 	}
-	if err := c.client.Status().Patch(ctx, claim, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+	// Guarded by the conditions it replaces and the pod event time it was computed from, not by the whole
+	// object: the claim's other writers (labels, the lifecycle's status fields) don't make it fail.
+	patch := fieldpatch.From(stored, fieldpatch.Whole("status", "conditions"), fieldpatch.Read("status", "lastPodEventTime"))
+	if err := fieldpatch.AsConflict(c.client.Status().Patch(ctx, claim, patch), claim); err != nil {
+		if apierrors.IsConflict(err) {
+			// Its conditions or last pod event changed since the cached copy: look again soon, quietly.
+			return reconcile.Result{RequeueAfter: ConflictRetryInterval}, nil
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("patching consolidatable condition, %w", err))
 	}
 	return reconcile.Result{RequeueAfter: desired.RequeueAfter}, nil
 }
+
+// ConflictRetryInterval is how soon a claim whose write lost to another writer's is looked at again.
+const ConflictRetryInterval = 100 * time.Millisecond
 
 // claimsOfPool enqueues the NodeClaims of the pool.
 func (c *Controller) claimsOfPool(ctx context.Context, o client.Object) []reconcile.Request {

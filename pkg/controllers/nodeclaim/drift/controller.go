@@ -19,6 +19,7 @@ import (
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
+	"github.com/lathe-autoscaler/lathe/pkg/fieldpatch"
 )
 
 // recheckInterval is how often a claim is checked again without any change to it or its pool: the cloud
@@ -79,7 +80,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("NodeClaim", klog.KObj(nodeClaim), "NodePool", klog.KObj(nodePool)))
 	if !isLaunched(nodeClaim) {
 		// Only a launched claim has something to drift; an earlier mark is stale.
-		return reconcile.Result{}, c.setDrifted(ctx, nodeClaim, "")
+		return afterWrite(reconcile.Result{}, c.setDrifted(ctx, nodeClaim, ""))
 	}
 	reason, err := c.driftReason(ctx, nodePool, nodeClaim)
 	if cloudprovider.IsNodeClaimNotFoundError(err) {
@@ -89,7 +90,19 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("finding drift, %w", err)
 	}
-	return reconcile.Result{RequeueAfter: recheckInterval}, c.setDrifted(ctx, nodeClaim, reason)
+	return afterWrite(reconcile.Result{RequeueAfter: recheckInterval}, c.setDrifted(ctx, nodeClaim, reason))
+}
+
+// ConflictRetryInterval is how soon a claim whose write lost to another writer's is looked at again.
+const ConflictRetryInterval = 100 * time.Millisecond
+
+// afterWrite is the result of a reconcile that wrote the condition: a write that lost to another writer's
+// looks again soon, without an error.
+func afterWrite(result reconcile.Result, err error) (reconcile.Result, error) {
+	if apierrors.IsConflict(err) {
+		return reconcile.Result{RequeueAfter: ConflictRetryInterval}, nil
+	}
+	return result, err
 }
 
 // nodePoolOf returns the claim's NodePool, or nil for a claim of no pool or of one that is gone.
@@ -127,7 +140,11 @@ func (c *Controller) setDrifted(ctx context.Context, nodeClaim *v1.NodeClaim, re
 	if !changed {
 		return nil
 	}
-	if err := c.kube.Status().Patch(ctx, nodeClaim, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+	// Guarded by the conditions it replaces and the labels and annotations the reason was found from (the
+	// pool's hash, its requirements), not by the whole object.
+	patch := fieldpatch.From(stored, fieldpatch.Whole("status", "conditions"),
+		fieldpatch.Read("metadata", "labels"), fieldpatch.Read("metadata", "annotations"))
+	if err := fieldpatch.AsConflict(c.kube.Status().Patch(ctx, nodeClaim, patch), nodeClaim); err != nil {
 		return client.IgnoreNotFound(fmt.Errorf("patching nodeclaim condition %s, %w", v1.ConditionTypeDrifted, err))
 	}
 	if reason == "" {

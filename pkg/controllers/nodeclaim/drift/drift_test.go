@@ -2,6 +2,7 @@ package drift_test
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
@@ -170,5 +172,86 @@ var _ = Describe("Drift", func() {
 		Expect(reconcileClaim(ctx, nodeClaim)).To(BeZero())
 		Expect(drifted(ctx, nodeClaim)).To(BeNil())
 		Expect(cloud.Calls(fake.MethodIsDrifted)).To(BeZero())
+	})
+})
+
+var _ = Describe("Drift, when the claim changes while it is reconciled", func() {
+	var nodePool *v1.NodePool
+
+	BeforeEach(func(ctx context.Context) {
+		nodePool = &v1.NodePool{
+			ObjectMeta: metav1.ObjectMeta{Name: "default", Annotations: map[string]string{
+				v1.NodePoolHashAnnotationKey: "2222", v1.NodePoolHashVersionAnnotationKey: "v3",
+			}},
+			Spec: v1.NodePoolSpec{Template: v1.NodeClaimTemplate{Spec: v1.NodeClaimTemplateSpec{
+				Requirements: []v1.NodeSelectorRequirementWithMinValues{},
+				NodeClassRef: &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"},
+			}}},
+		}
+		Expect(env.Client.Create(ctx, nodePool)).To(Succeed())
+	})
+
+	// claimOfOldTemplate creates a launched claim whose hash is not the pool's: drifted.
+	claimOfOldTemplate := func(ctx context.Context) *v1.NodeClaim {
+		claim := &v1.NodeClaim{
+			ObjectMeta: metav1.ObjectMeta{
+				GenerateName: "default-",
+				Labels:       map[string]string{v1.NodePoolLabelKey: "default"},
+				Annotations:  map[string]string{v1.NodePoolHashAnnotationKey: "1111", v1.NodePoolHashVersionAnnotationKey: "v3"},
+			},
+			Spec: v1.NodeClaimSpec{Requirements: []v1.NodeSelectorRequirementWithMinValues{}, NodeClassRef: nodePool.Spec.Template.Spec.NodeClassRef},
+		}
+		Expect(env.Client.Create(ctx, claim)).To(Succeed())
+		claim.Status.ProviderID = "fake:///z/1"
+		meta.SetStatusCondition(&claim.Status.Conditions, metav1.Condition{Type: v1.ConditionTypeLaunched, Status: metav1.ConditionTrue, Reason: "Launched"})
+		Expect(env.Client.Status().Update(ctx, claim)).To(Succeed())
+		return claim
+	}
+	// controllerReading returns a drift controller whose first read of a NodeClaim is followed by meanwhile,
+	// another writer's change, so that the copy it decides from is stale.
+	controllerReading := func(meanwhile func(context.Context, *v1.NodeClaim)) *drift.Controller {
+		var once sync.Once
+		direct, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+		Expect(err).NotTo(HaveOccurred())
+		kube := interceptor.NewClient(direct, interceptor.Funcs{
+			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				if err := c.Get(ctx, key, obj, opts...); err != nil {
+					return err
+				}
+				if claim, ok := obj.(*v1.NodeClaim); ok {
+					once.Do(func() { meanwhile(ctx, claim.DeepCopy()) })
+				}
+				return nil
+			},
+		})
+		return drift.NewController(drift.Deps{Client: kube, CloudProvider: fake.New(), Clock: clocktesting.NewFakeClock(time.Now())})
+	}
+	drifted := func(ctx context.Context, claim *v1.NodeClaim) *metav1.Condition {
+		Expect(get(ctx, claim)).To(BeTrue())
+		return meta.FindStatusCondition(claim.Status.Conditions, v1.ConditionTypeDrifted)
+	}
+
+	It("marks it though another writer changed a field drift does not read", func(ctx context.Context) {
+		claim := claimOfOldTemplate(ctx)
+		controller := controllerReading(func(ctx context.Context, c *v1.NodeClaim) {
+			c.Status.LastPodEventTime = metav1.NewTime(time.Now().Truncate(time.Second))
+			Expect(env.Client.Status().Update(ctx, c)).To(Succeed())
+		})
+		_, err := controller.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(claim)})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(drifted(ctx, claim)).To(And(Not(BeNil()), HaveField("Reason", "NodePoolDrifted")))
+		Expect(claim.Status.LastPodEventTime.IsZero()).To(BeFalse())
+	})
+
+	It("writes nothing when the hash it found drifted changed meanwhile, and looks again soon without an error", func(ctx context.Context) {
+		claim := claimOfOldTemplate(ctx)
+		controller := controllerReading(func(ctx context.Context, c *v1.NodeClaim) {
+			c.Annotations[v1.NodePoolHashAnnotationKey] = "2222"
+			Expect(env.Client.Update(ctx, c)).To(Succeed())
+		})
+		result, err := controller.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(claim)})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(result.RequeueAfter).To(Equal(drift.ConflictRetryInterval))
+		Expect(drifted(ctx, claim)).To(BeNil())
 	})
 })
