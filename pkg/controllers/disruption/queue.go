@@ -21,6 +21,7 @@ import (
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
 	"github.com/lathe-autoscaler/lathe/pkg/events"
+	"github.com/lathe-autoscaler/lathe/pkg/fieldpatch"
 )
 
 // ReplacementTimeout is how long a command waits for its replacements to initialize before it gives up
@@ -228,7 +229,7 @@ func (q *Queue) setReasonCondition(ctx context.Context, snapshot *v1.NodeClaim, 
 		Type: v1.ConditionTypeDisruptionReason, Status: metav1.ConditionTrue, Reason: string(reason),
 		ObservedGeneration: claim.Generation, LastTransitionTime: metav1.NewTime(q.clock.Now()),
 	})
-	if err := q.client.Status().Patch(ctx, claim, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := patchConditions(ctx, q.client, claim, stored); err != nil {
 		return fmt.Errorf("setting the disruption reason of nodeclaim %s, %w", claim.Name, err)
 	}
 	return nil
@@ -247,7 +248,7 @@ func Unmark(ctx context.Context, c client.Client, marker Marker, node *corev1.No
 		}
 		stored := latest.DeepCopy()
 		if meta.RemoveStatusCondition(&latest.Status.Conditions, v1.ConditionTypeDisruptionReason) {
-			if err := c.Status().Patch(ctx, latest, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+			if err := patchConditions(ctx, c, latest, stored); err != nil {
 				return client.IgnoreNotFound(fmt.Errorf("clearing the disruption reason of nodeclaim %s, %w", claim.Name, err))
 			}
 		}
@@ -257,8 +258,8 @@ func Unmark(ctx context.Context, c client.Client, marker Marker, node *corev1.No
 	return nil
 }
 
-// setTaint adds or removes the karpenter.sh/disrupted:NoSchedule taint on the node (read fresh, patched
-// with an optimistic lock, as taints are a list).
+// setTaint adds or removes the karpenter.sh/disrupted:NoSchedule taint on the node, guarded by the taints
+// it replaces (pkg/fieldpatch): a label or status written since the copy it read doesn't make it fail.
 func setTaint(ctx context.Context, c client.Client, node *corev1.Node, on bool) error {
 	latest := &corev1.Node{}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(node), latest); err != nil {
@@ -274,8 +275,14 @@ func setTaint(ctx context.Context, c client.Client, node *corev1.Node, on bool) 
 	} else {
 		latest.Spec.Taints = slices.DeleteFunc(latest.Spec.Taints, func(t corev1.Taint) bool { return v1.DisruptedNoScheduleTaint.MatchTaint(&t) })
 	}
-	if err := c.Patch(ctx, latest, client.MergeFromWithOptions(stored, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := fieldpatch.AsConflict(c.Patch(ctx, latest, fieldpatch.From(stored, fieldpatch.Whole("spec", "taints"))), latest); err != nil {
 		return fmt.Errorf("patching the disrupted taint of node %s, %w", node.Name, err)
 	}
 	return nil
+}
+
+// patchConditions writes the claim's conditions as changed from stored, guarded by their value there: only a
+// concurrent change of the conditions makes it fail (a Conflict), not another status field's.
+func patchConditions(ctx context.Context, c client.Client, claim, stored *v1.NodeClaim) error {
+	return fieldpatch.AsConflict(c.Status().Patch(ctx, claim, fieldpatch.From(stored, fieldpatch.Whole("status", "conditions"))), claim)
 }
