@@ -68,7 +68,9 @@ type Deps struct {
 	// moment ago could be missed, and Delete would report its instance gone while it runs; and a cached
 	// ConfigMap would need list and watch on every ConfigMap. The EC2NodeClasses are read through Client,
 	// whose cache the rest of Lathe reads them from too: reading them through Reader, at every launch and
-	// instance-type listing, cost the API server 740 requests in one run of BenchmarkPlanFidelity/500.
+	// instance-type listing, cost the API server 740 requests in one run of BenchmarkPlanFidelity/500. An
+	// instance is looked up by provider ID in Client's cache first, and through Reader only when the cache
+	// doesn't show it (nodeByProviderID).
 	Reader client.Reader
 	// Clock times the unavailable-offerings cache and LaunchDelay. Default the real clock.
 	Clock clock.Clock
@@ -280,14 +282,25 @@ func (c *CloudProvider) Get(ctx context.Context, providerID string) (*v1.NodeCla
 	return nodeClaimFromNode(node), nil
 }
 
-// nodeByProviderID returns the sim Node with the provider ID, or nil.
+// nodeByProviderID returns the sim Node with the provider ID, or nil. The cache (Client) answers for an
+// instance it shows; only a miss is asked of the API server (Reader), since a cache that lags would report
+// a running instance gone. Drift and garbage collection ask for every claim, and through Reader alone each
+// question was a list of every Node from etcd: 737 in one run of BenchmarkPlanFidelity/500.
 func (c *CloudProvider) nodeByProviderID(ctx context.Context, providerID string) (*corev1.Node, error) {
 	id, ok := instanceID(providerID)
 	if !ok {
 		return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("%q is not a sim provider ID", providerID))
 	}
+	if node, err := findInstance(ctx, c.client, id, providerID); err != nil || node != nil {
+		return node, err
+	}
+	return findInstance(ctx, c.reader, id, providerID)
+}
+
+// findInstance returns the Node read finds with the instance ID and provider ID, or nil.
+func findInstance(ctx context.Context, read client.Reader, id, providerID string) (*corev1.Node, error) {
 	nodes := &corev1.NodeList{}
-	if err := c.reader.List(ctx, nodes, client.MatchingLabels{InstanceIDLabelKey: id}); err != nil {
+	if err := read.List(ctx, nodes, client.MatchingLabels{InstanceIDLabelKey: id}); err != nil {
 		return nil, fmt.Errorf("listing nodes of instance %q, %w", id, err)
 	}
 	for i := range nodes.Items {

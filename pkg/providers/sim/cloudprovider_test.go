@@ -235,11 +235,38 @@ var _ = Describe("CloudProvider", func() {
 			_, err = provider.Get(ctx, "aws:///us-east-1a/i-0123456789abcdef0")
 			Expect(cloudprovider.IsNodeClaimNotFoundError(err)).To(BeTrue())
 		})
+
+		It("describe an instance their cache shows without asking their API reader", func(ctx SpecContext) {
+			launched, err := provider.Create(ctx, nodeClaim("cached", in(v1.LabelInstanceType, "m5.large")))
+			Expect(err).NotTo(HaveOccurred())
+			_, uncached := newProvider(func(d *sim.Deps) { d.Reader = noNodeReads{env.Client} })
+			got, err := uncached.Get(ctx, launched.Status.ProviderID)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(got.Name).To(Equal("cached"))
+			_, err = uncached.IsDrifted(ctx, launched)
+			Expect(err).NotTo(HaveOccurred())
+		})
+
+		It("find an instance their cache has yet to show through their API reader", func(ctx SpecContext) {
+			launched, err := provider.Create(ctx, nodeClaim("not-cached", in(v1.LabelInstanceType, "m5.large")))
+			Expect(err).NotTo(HaveOccurred())
+			_, lagging := newProvider(func(d *sim.Deps) { d.Client, d.Reader = laggingNodes{env.Client}, env.Client })
+			got, err := lagging.Get(ctx, launched.Status.ProviderID)
+			Expect(err).NotTo(HaveOccurred(), "an instance reported gone while it runs is leaked")
+			Expect(got.Name).To(Equal("not-cached"))
+		})
 	})
 })
 
 // noNodeReads is an API reader that must not be asked for a Node.
 type noNodeReads struct{ client.Reader }
+
+func (r noNodeReads) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if _, ok := list.(*corev1.NodeList); ok {
+		return errors.New("Nodes were listed through the API reader")
+	}
+	return r.Reader.List(ctx, list, opts...)
+}
 
 func (r noNodeReads) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	if _, ok := obj.(*corev1.Node); ok {
@@ -250,6 +277,13 @@ func (r noNodeReads) Get(ctx context.Context, key client.ObjectKey, obj client.O
 
 // laggingNodes is a client whose cache has yet to show any Node.
 type laggingNodes struct{ client.Client }
+
+func (c laggingNodes) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if _, ok := list.(*corev1.NodeList); ok {
+		return nil
+	}
+	return c.Client.List(ctx, list, opts...)
+}
 
 func (c laggingNodes) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	if _, ok := obj.(*corev1.Node); ok {
