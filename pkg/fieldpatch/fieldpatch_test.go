@@ -36,7 +36,14 @@ func baseNode() *corev1.Node {
 // patch library the API server uses.
 func apply(t *testing.T, before, after, stored *corev1.Node) (*corev1.Node, error) {
 	t.Helper()
-	ops, err := fieldpatch.Operations(before, after, nodeFields...)
+	return applyWith(t, before, after, stored, &corev1.Node{}, nodeFields...)
+}
+
+// applyWith applies the patch from before to after, covering fields, onto stored and decodes the result
+// into out.
+func applyWith[T any](t *testing.T, before, after, stored, out T, fields ...fieldpatch.Field) (T, error) {
+	t.Helper()
+	ops, err := fieldpatch.Operations(before, after, fields...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,12 +59,12 @@ func apply(t *testing.T, before, after, stored *corev1.Node) (*corev1.Node, erro
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := p.Apply(doc)
+	patched, err := p.Apply(doc)
 	if err != nil {
-		return nil, err
+		var zero T
+		return zero, err
 	}
-	result := &corev1.Node{}
-	return result, json.Unmarshal(out, result)
+	return out, json.Unmarshal(patched, out)
 }
 
 func TestKeepsWhatOthersChangedMeanwhile(t *testing.T) {
@@ -164,28 +171,7 @@ func TestRefusesAChangeOutsideItsFields(t *testing.T) {
 // applyNodeClaim applies the patch from before to after, covering fields, onto stored.
 func applyNodeClaim(t *testing.T, before, after, stored *v1.NodeClaim, fields ...fieldpatch.Field) (*v1.NodeClaim, error) {
 	t.Helper()
-	ops, err := fieldpatch.Operations(before, after, fields...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := json.Marshal(ops)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := jsonpatch.DecodePatch(raw)
-	if err != nil {
-		t.Fatalf("decoding %s: %v", raw, err)
-	}
-	doc, err := json.Marshal(stored)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := p.Apply(doc)
-	if err != nil {
-		return nil, err
-	}
-	result := &v1.NodeClaim{}
-	return result, json.Unmarshal(out, result)
+	return applyWith(t, before, after, stored, &v1.NodeClaim{}, fields...)
 }
 
 func TestFailsWhenAValueReadChangedMeanwhile(t *testing.T) {
