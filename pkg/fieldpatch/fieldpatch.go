@@ -11,10 +11,12 @@
 // copy it was computed from, and the API server applies it to its newest version otherwise.
 //
 // A failed test comes back from the API server as 422 Unprocessable Entity; AsConflict turns it into a 409
-// Conflict, so callers handle a lost race as they do for an optimistic lock.
+// Conflict, so callers handle a lost race as they do for an optimistic lock; Patch and PatchStatus write a
+// patch and convert its answer in one call.
 package fieldpatch
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -148,19 +150,16 @@ func Operations(before, after any, fields ...Field) ([]Operation, error) {
 	return append(reads, b.ops...), nil
 }
 
-// readTest tests the value at path as before has it; when it is absent, it tests that its outermost absent
-// ancestor (or itself) still is, as a test of a path under a missing parent fails.
+// readTest tests the value at path as before has it (null when absent); when a parent of it is absent, it
+// tests that the outermost absent parent still is, as a test of a path under a missing parent fails.
 func (b *builder) readTest(path []string) Operation {
-	for i := 1; i <= len(path); i++ {
-		v, ok := lookup(b.old, path[:i])
-		if !ok || (i < len(path) && onlyNulls(v)) {
+	for i := 1; i < len(path); i++ {
+		if v, ok := lookup(b.old, path[:i]); !ok || onlyNulls(v) {
 			return Operation{Op: "test", Path: pointer(path[:i]), Value: nil}
 		}
-		if i == len(path) {
-			return Operation{Op: "test", Path: pointer(path), Value: v}
-		}
 	}
-	return Operation{Op: "test", Path: pointer(path), Value: nil}
+	v, _ := lookup(b.old, path)
+	return Operation{Op: "test", Path: pointer(path), Value: v}
 }
 
 // builder accumulates operations; parents records the absent parents already added.
@@ -238,6 +237,17 @@ func unlisted(old, updated map[string]any, fields []Field) error {
 		return errors.New("fieldpatch: the object changed outside the fields of the patch")
 	}
 	return nil
+}
+
+// Patch writes what changed in obj's fields since before as a guarded patch (From); a write that lost to a
+// concurrent change of what it replaces or read is a Conflict (AsConflict).
+func Patch(ctx context.Context, c client.Writer, obj, before client.Object, fields ...Field) error {
+	return AsConflict(c.Patch(ctx, obj, From(before, fields...)), obj)
+}
+
+// PatchStatus is Patch through the status subresource.
+func PatchStatus(ctx context.Context, c client.StatusClient, obj, before client.Object, fields ...Field) error {
+	return AsConflict(c.Status().Patch(ctx, obj, From(before, fields...)), obj)
 }
 
 // AsConflict turns the API server's answer to a patch on obj that failed to apply into a Conflict; any other

@@ -26,7 +26,7 @@ func explain(ctx context.Context, kube client.Client, c *Candidate, msg string) 
 	claim := c.NodeClaim.DeepCopy()
 	stored := claim.DeepCopy()
 	meta.FindStatusCondition(claim.Status.Conditions, v1.ConditionTypeConsolidatable).Message = msg
-	err := fieldpatch.AsConflict(kube.Status().Patch(ctx, claim, fieldpatch.From(stored, fieldpatch.Whole("status", "conditions"))), claim)
+	err := fieldpatch.PatchStatus(ctx, kube, claim, stored, fieldpatch.Whole("status", "conditions"))
 	if err != nil && !apierrors.IsConflict(err) {
 		return client.IgnoreNotFound(fmt.Errorf("explaining in nodeclaim %s's Consolidatable condition, %w", claim.Name, err))
 	}

@@ -229,7 +229,7 @@ func (q *Queue) setReasonCondition(ctx context.Context, snapshot *v1.NodeClaim, 
 		Type: v1.ConditionTypeDisruptionReason, Status: metav1.ConditionTrue, Reason: string(reason),
 		ObservedGeneration: claim.Generation, LastTransitionTime: metav1.NewTime(q.clock.Now()),
 	})
-	if err := patchConditions(ctx, q.client, claim, stored); err != nil {
+	if err := fieldpatch.PatchStatus(ctx, q.client, claim, stored, fieldpatch.Whole("status", "conditions")); err != nil {
 		return fmt.Errorf("setting the disruption reason of nodeclaim %s, %w", claim.Name, err)
 	}
 	return nil
@@ -248,7 +248,7 @@ func Unmark(ctx context.Context, c client.Client, marker Marker, node *corev1.No
 		}
 		stored := latest.DeepCopy()
 		if meta.RemoveStatusCondition(&latest.Status.Conditions, v1.ConditionTypeDisruptionReason) {
-			if err := patchConditions(ctx, c, latest, stored); err != nil {
+			if err := fieldpatch.PatchStatus(ctx, c, latest, stored, fieldpatch.Whole("status", "conditions")); err != nil {
 				return client.IgnoreNotFound(fmt.Errorf("clearing the disruption reason of nodeclaim %s, %w", claim.Name, err))
 			}
 		}
@@ -275,14 +275,8 @@ func setTaint(ctx context.Context, c client.Client, node *corev1.Node, on bool) 
 	} else {
 		latest.Spec.Taints = slices.DeleteFunc(latest.Spec.Taints, func(t corev1.Taint) bool { return v1.DisruptedNoScheduleTaint.MatchTaint(&t) })
 	}
-	if err := fieldpatch.AsConflict(c.Patch(ctx, latest, fieldpatch.From(stored, fieldpatch.Whole("spec", "taints"))), latest); err != nil {
+	if err := fieldpatch.Patch(ctx, c, latest, stored, fieldpatch.Whole("spec", "taints")); err != nil {
 		return fmt.Errorf("patching the disrupted taint of node %s, %w", node.Name, err)
 	}
 	return nil
-}
-
-// patchConditions writes the claim's conditions as changed from stored, guarded by their value there: only a
-// concurrent change of the conditions makes it fail (a Conflict), not another status field's.
-func patchConditions(ctx context.Context, c client.Client, claim, stored *v1.NodeClaim) error {
-	return fieldpatch.AsConflict(c.Status().Patch(ctx, claim, fieldpatch.From(stored, fieldpatch.Whole("status", "conditions"))), claim)
 }

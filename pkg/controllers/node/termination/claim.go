@@ -65,7 +65,7 @@ func (c *Controller) setCondition(ctx context.Context, nodeClaim *v1.NodeClaim, 
 	if !changed {
 		return false, nil
 	}
-	if err := fieldpatch.AsConflict(c.kube.Status().Patch(ctx, nodeClaim, fieldpatch.From(stored, fieldpatch.Whole("status", "conditions"))), nodeClaim); err != nil {
+	if err := fieldpatch.PatchStatus(ctx, c.kube, nodeClaim, stored, fieldpatch.Whole("status", "conditions")); err != nil {
 		return false, client.IgnoreNotFound(fmt.Errorf("setting nodeclaim condition %s, %w", conditionType, err))
 	}
 	return true, nil

@@ -152,7 +152,7 @@ func (c *Controller) removeFinalizer(ctx context.Context, node *corev1.Node) err
 	if !controllerutil.RemoveFinalizer(node, v1.TerminationFinalizer) {
 		return nil
 	}
-	if err := fieldpatch.AsConflict(c.kube.Patch(ctx, node, fieldpatch.From(stored, fieldpatch.Whole("metadata", "finalizers"))), node); err != nil {
+	if err := fieldpatch.Patch(ctx, c.kube, node, stored, fieldpatch.Whole("metadata", "finalizers")); err != nil {
 		return client.IgnoreNotFound(fmt.Errorf("removing termination finalizer from node, %w", err))
 	}
 	c.backoff.forget(node.UID)

@@ -35,7 +35,7 @@ func (c *Controller) taint(ctx context.Context, node *corev1.Node) error {
 	}
 	stored := node.DeepCopy()
 	node.Spec.Taints = append(node.Spec.Taints, v1.DisruptedNoScheduleTaint)
-	if err := fieldpatch.AsConflict(c.kube.Patch(ctx, node, fieldpatch.From(stored, fieldpatch.Whole("spec", "taints"))), node); err != nil {
+	if err := fieldpatch.Patch(ctx, c.kube, node, stored, fieldpatch.Whole("spec", "taints")); err != nil {
 		return fmt.Errorf("tainting node %s, %w", v1.DisruptedNoScheduleTaint.ToString(), err)
 	}
 	log.FromContext(ctx).Info("tainted node", "taint", v1.DisruptedNoScheduleTaint.ToString())

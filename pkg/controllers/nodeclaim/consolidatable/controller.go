@@ -68,8 +68,8 @@ func (c *Controller) Reconcile(ctx context.Context, claim *v1.NodeClaim) (reconc
 	}
 	// Guarded by the conditions it replaces and the pod event time it was computed from, not by the whole
 	// object: the claim's other writers (labels, the lifecycle's status fields) don't make it fail.
-	patch := fieldpatch.From(stored, fieldpatch.Whole("status", "conditions"), fieldpatch.Read("status", "lastPodEventTime"))
-	if err := fieldpatch.AsConflict(c.client.Status().Patch(ctx, claim, patch), claim); err != nil {
+	if err := fieldpatch.PatchStatus(ctx, c.client, claim, stored,
+		fieldpatch.Whole("status", "conditions"), fieldpatch.Read("status", "lastPodEventTime")); err != nil {
 		if apierrors.IsConflict(err) {
 			// Its conditions or last pod event changed since the cached copy: look again soon, quietly.
 			return reconcile.Result{RequeueAfter: ConflictRetryInterval}, nil

@@ -142,9 +142,8 @@ func (c *Controller) setDrifted(ctx context.Context, nodeClaim *v1.NodeClaim, re
 	}
 	// Guarded by the conditions it replaces and the labels and annotations the reason was found from (the
 	// pool's hash, its requirements), not by the whole object.
-	patch := fieldpatch.From(stored, fieldpatch.Whole("status", "conditions"),
-		fieldpatch.Read("metadata", "labels"), fieldpatch.Read("metadata", "annotations"))
-	if err := fieldpatch.AsConflict(c.kube.Status().Patch(ctx, nodeClaim, patch), nodeClaim); err != nil {
+	if err := fieldpatch.PatchStatus(ctx, c.kube, nodeClaim, stored, fieldpatch.Whole("status", "conditions"),
+		fieldpatch.Read("metadata", "labels"), fieldpatch.Read("metadata", "annotations")); err != nil {
 		return client.IgnoreNotFound(fmt.Errorf("patching nodeclaim condition %s, %w", v1.ConditionTypeDrifted, err))
 	}
 	if reason == "" {

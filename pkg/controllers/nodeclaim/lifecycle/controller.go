@@ -288,7 +288,7 @@ func (c *Controller) ensureFinalizer(ctx context.Context, nodeClaim *v1.NodeClai
 	stored := nodeClaim.DeepCopy()
 	controllerutil.AddFinalizer(nodeClaim, v1.TerminationFinalizer)
 	// The guard keeps a concurrent writer's finalizers: the patch replaces the whole list.
-	err := fieldpatch.AsConflict(c.kubeClient.Patch(ctx, nodeClaim, fieldpatch.From(stored, fieldpatch.Whole("metadata", "finalizers"))), nodeClaim)
+	err := fieldpatch.Patch(ctx, c.kubeClient, nodeClaim, stored, fieldpatch.Whole("metadata", "finalizers"))
 	if err != nil {
 		return fmt.Errorf("adding finalizer to nodeclaim, %w", err)
 	}
@@ -321,7 +321,7 @@ func (c *Controller) write(ctx context.Context, stored, nodeClaim *v1.NodeClaim)
 		!equality.Semantic.DeepEqual(stored.Annotations, nodeClaim.Annotations) {
 		patched := stored.DeepCopy()
 		patched.Labels, patched.Annotations = nodeClaim.Labels, nodeClaim.Annotations
-		err := fieldpatch.AsConflict(c.kubeClient.Patch(ctx, patched, fieldpatch.From(stored, claimMetadata...)), patched)
+		err := fieldpatch.Patch(ctx, c.kubeClient, patched, stored, claimMetadata...)
 		if err != nil {
 			if apierrors.IsNotFound(err) {
 				return nil
@@ -335,7 +335,7 @@ func (c *Controller) write(ctx context.Context, stored, nodeClaim *v1.NodeClaim)
 	}
 	patched := stored.DeepCopy()
 	patched.Status = nodeClaim.Status
-	err := fieldpatch.AsConflict(c.kubeClient.Status().Patch(ctx, patched, fieldpatch.From(stored, claimStatus...)), patched)
+	err := fieldpatch.PatchStatus(ctx, c.kubeClient, patched, stored, claimStatus...)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil

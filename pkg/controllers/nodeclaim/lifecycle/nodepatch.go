@@ -43,7 +43,7 @@ func patchNode(ctx context.Context, kube client.Client, reader client.Reader, wr
 		if err != nil || !changed {
 			return false, err
 		}
-		err = fieldpatch.AsConflict(kube.Patch(ctx, node, fieldpatch.From(stored, nodeFields...)), node)
+		err = fieldpatch.Patch(ctx, kube, node, stored, nodeFields...)
 		if err == nil {
 			written.store(claim, node)
 			return true, nil

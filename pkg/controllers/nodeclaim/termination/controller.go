@@ -169,7 +169,7 @@ func (c *Controller) removeFinalizer(ctx context.Context, nodeClaim *v1.NodeClai
 	if !controllerutil.RemoveFinalizer(nodeClaim, v1.TerminationFinalizer) {
 		return nil
 	}
-	if err := fieldpatch.AsConflict(c.kube.Patch(ctx, nodeClaim, fieldpatch.From(stored, fieldpatch.Whole("metadata", "finalizers"))), nodeClaim); err != nil {
+	if err := fieldpatch.Patch(ctx, c.kube, nodeClaim, stored, fieldpatch.Whole("metadata", "finalizers")); err != nil {
 		return client.IgnoreNotFound(fmt.Errorf("removing termination finalizer from nodeclaim, %w", err))
 	}
 	c.metrics.observe(nodeClaim, c.clock.Now())

@@ -52,7 +52,7 @@ func Deadline(ctx context.Context, kube client.Client, nodeClaim *v1.NodeClaim) 
 		nodeClaim.Annotations = map[string]string{}
 	}
 	nodeClaim.Annotations[v1.NodeClaimTerminationTimestampAnnotationKey] = deadline.Format(time.RFC3339)
-	if err := fieldpatch.AsConflict(kube.Patch(ctx, nodeClaim, fieldpatch.From(stored, fieldpatch.Keys("metadata", "annotations"))), nodeClaim); err != nil {
+	if err := fieldpatch.Patch(ctx, kube, nodeClaim, stored, fieldpatch.Keys("metadata", "annotations")); err != nil {
 		return nil, client.IgnoreNotFound(fmt.Errorf("annotating nodeclaim with its termination timestamp, %w", err))
 	}
 	return &deadline, nil
@@ -93,7 +93,7 @@ func (i Instances) Terminate(ctx context.Context, nodeClaim *v1.NodeClaim, faile
 	}) {
 		return false, nil
 	}
-	if err := fieldpatch.AsConflict(i.Kube.Status().Patch(ctx, nodeClaim, fieldpatch.From(stored, fieldpatch.Whole("status", "conditions"))), nodeClaim); err != nil {
+	if err := fieldpatch.PatchStatus(ctx, i.Kube, nodeClaim, stored, fieldpatch.Whole("status", "conditions")); err != nil {
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
