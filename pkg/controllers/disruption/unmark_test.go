@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/disruption"
@@ -49,26 +48,20 @@ func TestUnmarkWinsOverUnrelatedWritesSinceItsRead(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	direct, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	kube, err := env.StaleReadClient(func(ctx context.Context, read client.Object) error {
+		switch o := read.(type) { // another writer, right after the read
+		case *corev1.Node:
+			o.Labels["team"] = "a"
+			return env.Client.Update(ctx, o)
+		case *v1.NodeClaim:
+			o.Status.LastPodEventTime = metav1.NewTime(time.Now().Truncate(time.Second))
+			return env.Client.Status().Update(ctx, o)
+		}
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	kube := interceptor.NewClient(direct, interceptor.Funcs{
-		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-			if err := c.Get(ctx, key, obj, opts...); err != nil {
-				return err
-			}
-			switch o := obj.DeepCopyObject().(type) { // another writer, right after the read
-			case *corev1.Node:
-				o.Labels["team"] = "a"
-				return env.Client.Update(ctx, o)
-			case *v1.NodeClaim:
-				o.Status.LastPodEventTime = metav1.NewTime(time.Now().Truncate(time.Second))
-				return env.Client.Status().Update(ctx, o)
-			}
-			return nil
-		},
-	})
 	if err := disruption.Unmark(ctx, kube, noMarks{}, node, claim); err != nil {
 		t.Fatalf("unmarking: %v", err)
 	}

@@ -2,7 +2,6 @@ package drift_test
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -12,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
@@ -207,23 +205,16 @@ var _ = Describe("Drift, when the claim changes while it is reconciled", func() 
 		Expect(env.Client.Status().Update(ctx, claim)).To(Succeed())
 		return claim
 	}
-	// controllerReading returns a drift controller whose first read of a NodeClaim is followed by meanwhile,
+	// controllerReading returns a drift controller whose read of a NodeClaim is followed by meanwhile,
 	// another writer's change, so that the copy it decides from is stale.
 	controllerReading := func(meanwhile func(context.Context, *v1.NodeClaim)) *drift.Controller {
-		var once sync.Once
-		direct, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
-		Expect(err).NotTo(HaveOccurred())
-		kube := interceptor.NewClient(direct, interceptor.Funcs{
-			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-				if err := c.Get(ctx, key, obj, opts...); err != nil {
-					return err
-				}
-				if claim, ok := obj.(*v1.NodeClaim); ok {
-					once.Do(func() { meanwhile(ctx, claim.DeepCopy()) })
-				}
-				return nil
-			},
+		kube, err := env.StaleReadClient(func(ctx context.Context, read client.Object) error {
+			if claim, ok := read.(*v1.NodeClaim); ok {
+				meanwhile(ctx, claim)
+			}
+			return nil
 		})
+		Expect(err).NotTo(HaveOccurred())
 		return drift.NewController(drift.Deps{Client: kube, CloudProvider: fake.New(), Clock: clocktesting.NewFakeClock(time.Now())})
 	}
 	drifted := func(ctx context.Context, claim *v1.NodeClaim) *metav1.Condition {
