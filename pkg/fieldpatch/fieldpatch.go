@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -238,6 +239,10 @@ func unlisted(old, updated map[string]any, fields []Field) error {
 	}
 	return nil
 }
+
+// ConflictRetryInterval is how soon a controller whose write lost a race (a Conflict, from a guarded patch
+// or an optimistic lock) looks at the object again, without logging an error.
+const ConflictRetryInterval = 100 * time.Millisecond
 
 // Patch writes what changed in obj's fields since before as a guarded patch (From); a write that lost to a
 // concurrent change of what it replaces or read is a Conflict (AsConflict).

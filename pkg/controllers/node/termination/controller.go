@@ -107,7 +107,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	result, err := c.finalize(ctx, node, nodeClaim)
 	if apierrors.IsConflict(err) {
 		// Another writer got there first: look again at the new version soon, without logging an error.
-		return reconcile.Result{RequeueAfter: nodeclaimtermination.ConflictRetryInterval}, nil
+		return reconcile.Result{RequeueAfter: fieldpatch.ConflictRetryInterval}, nil
 	}
 	return result, err
 }

@@ -3,7 +3,6 @@ package consolidatable
 import (
 	"context"
 	"fmt"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -72,15 +71,12 @@ func (c *Controller) Reconcile(ctx context.Context, claim *v1.NodeClaim) (reconc
 		fieldpatch.Whole("status", "conditions"), fieldpatch.Read("status", "lastPodEventTime")); err != nil {
 		if apierrors.IsConflict(err) {
 			// Its conditions or last pod event changed since the cached copy: look again soon, quietly.
-			return reconcile.Result{RequeueAfter: ConflictRetryInterval}, nil
+			return reconcile.Result{RequeueAfter: fieldpatch.ConflictRetryInterval}, nil
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("patching consolidatable condition, %w", err))
 	}
 	return reconcile.Result{RequeueAfter: desired.RequeueAfter}, nil
 }
-
-// ConflictRetryInterval is how soon a claim whose write lost to another writer's is looked at again.
-const ConflictRetryInterval = 100 * time.Millisecond
 
 // claimsOfPool enqueues the NodeClaims of the pool.
 func (c *Controller) claimsOfPool(ctx context.Context, o client.Object) []reconcile.Request {

@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/consolidatable"
+	"github.com/lathe-autoscaler/lathe/pkg/fieldpatch"
 )
 
 var _ = Describe("Controller", func() {
@@ -77,7 +78,7 @@ var _ = Describe("Controller", func() {
 
 		result, err := controller.Reconcile(ctx, stale)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(result.RequeueAfter).To(Equal(consolidatable.ConflictRetryInterval))
+		Expect(result.RequeueAfter).To(Equal(fieldpatch.ConflictRetryInterval))
 		Expect(consolidatableCondition(ctx, claim)).To(BeNil())
 
 		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(claim), claim)).To(Succeed())

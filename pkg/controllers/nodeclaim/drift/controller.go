@@ -93,14 +93,11 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return afterWrite(reconcile.Result{RequeueAfter: recheckInterval}, c.setDrifted(ctx, nodeClaim, reason))
 }
 
-// ConflictRetryInterval is how soon a claim whose write lost to another writer's is looked at again.
-const ConflictRetryInterval = 100 * time.Millisecond
-
 // afterWrite is the result of a reconcile that wrote the condition: a write that lost to another writer's
 // looks again soon, without an error.
 func afterWrite(result reconcile.Result, err error) (reconcile.Result, error) {
 	if apierrors.IsConflict(err) {
-		return reconcile.Result{RequeueAfter: ConflictRetryInterval}, nil
+		return reconcile.Result{RequeueAfter: fieldpatch.ConflictRetryInterval}, nil
 	}
 	return result, err
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider/fake"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/drift"
+	"github.com/lathe-autoscaler/lathe/pkg/fieldpatch"
 )
 
 var _ = Describe("Drift", func() {
@@ -242,7 +243,7 @@ var _ = Describe("Drift, when the claim changes while it is reconciled", func() 
 		})
 		result, err := controller.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(claim)})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(result.RequeueAfter).To(Equal(drift.ConflictRetryInterval))
+		Expect(result.RequeueAfter).To(Equal(fieldpatch.ConflictRetryInterval))
 		Expect(drifted(ctx, claim)).To(BeNil())
 	})
 })

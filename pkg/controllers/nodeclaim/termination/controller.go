@@ -34,9 +34,6 @@ const (
 	// nodePollInterval is how often a claim waiting for its Nodes to go is looked at again; Node deletions
 	// also wake it through the watch.
 	nodePollInterval = 5 * time.Second
-	// ConflictRetryInterval is how soon a pass that lost an optimistic-lock race runs again (here and in
-	// the Node termination controller).
-	ConflictRetryInterval = 100 * time.Millisecond
 )
 
 // Deps are the controller's dependencies, and the Node termination controller's.
@@ -107,7 +104,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	result, err := c.finalize(ctx, nodeClaim)
 	if apierrors.IsConflict(err) {
 		// Another writer got there first: look again at the new version soon, without logging an error.
-		return reconcile.Result{RequeueAfter: ConflictRetryInterval}, nil
+		return reconcile.Result{RequeueAfter: fieldpatch.ConflictRetryInterval}, nil
 	}
 	return result, err
 }

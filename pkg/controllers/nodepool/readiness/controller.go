@@ -3,7 +3,6 @@ package readiness
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,6 +19,7 @@ import (
 
 	awsv1 "github.com/lathe-autoscaler/lathe/pkg/apis/aws/v1"
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/fieldpatch"
 )
 
 // Deps are what the readiness controller needs.
@@ -53,9 +53,6 @@ func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
 		Complete(reconcile.AsReconciler(c.client, c))
 }
 
-// conflictRetryInterval is how soon a pass that lost an optimistic-lock race runs again.
-const conflictRetryInterval = 100 * time.Millisecond
-
 // Reconcile recomputes the pool's readiness conditions and patches its status when they changed.
 func (c *Controller) Reconcile(ctx context.Context, np *v1.NodePool) (reconcile.Result, error) {
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("NodePool", klog.KObj(np)))
@@ -78,7 +75,7 @@ func (c *Controller) Reconcile(ctx context.Context, np *v1.NodePool) (reconcile.
 	if err := c.client.Status().Patch(ctx, np, patch); err != nil {
 		if apierrors.IsConflict(err) {
 			// Another writer got there first (at startup the counter usually does): look again soon, quietly.
-			return reconcile.Result{RequeueAfter: conflictRetryInterval}, nil
+			return reconcile.Result{RequeueAfter: fieldpatch.ConflictRetryInterval}, nil
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("patching nodepool status, %w", err))
 	}
