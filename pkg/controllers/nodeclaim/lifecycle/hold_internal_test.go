@@ -118,6 +118,12 @@ func TestAfterANodeReachesHoldLimitTheReadyNodesOpenAtOnce(t *testing.T) {
 	if holding("fast", readyNode("fast", corev1.ConditionTrue, now.Add(time.Second/2))) {
 		t.Error("a ready Node of the burst still waits for the others after one was registered at HoldLimit")
 	}
+	// Nor for hints: it opens when woken, not at its own HoldLimit.
+	r.hints = unhinted(3)
+	if holding("fast", readyNode("fast", corev1.ConditionTrue, now.Add(time.Second/2))) {
+		t.Error("a ready Node of the burst still waits for hints after one was registered at HoldLimit")
+	}
+	r.hints = unhinted(0)
 	// The Nodes of a later burst wait for each other again.
 	later := clk.Now().Add(100 * time.Millisecond)
 	clk.SetTime(later)

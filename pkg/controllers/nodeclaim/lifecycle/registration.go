@@ -110,6 +110,14 @@ func (h *heldNodes) observe(name string, created time.Time, ready bool, now time
 	return false
 }
 
+// burstReleased reports whether a Node created no later than one created at created has been registered at
+// HoldLimit: the Nodes of that burst have missed opening together, and the ready ones open at once.
+func (h *heldNodes) burstReleased(created time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return !h.limitReleasedAt.Before(created)
+}
+
 // waiting records what the held claim's Node waits for.
 func (h *heldNodes) waiting(name, on string) {
 	h.mu.Lock()
@@ -217,7 +225,8 @@ const holdRecheck = 500 * time.Millisecond
 // (the node lifecycle controller takes their not-ready taints off one by one, seconds apart under load):
 // the first Nodes open would otherwise take the pods the kube-scheduler tries meanwhile that are hinted to
 // Nodes still held. HoldLimit after the Node appeared it is registered whatever the state, and holds no
-// other Node; the Nodes held with it then stop waiting for each other's readiness (heldNodes.observe).
+// other Node; the Nodes held with it then stop waiting for each other's readiness (heldNodes.observe) and
+// for hints (heldNodes.burstReleased): each ready one opens when woken, not at its own HoldLimit.
 func (r *registration) hold(ctx context.Context, claim string, node *corev1.Node) (time.Duration, error) {
 	now := r.clock.Now()
 	if r.hints == nil || pastHoldLimit(node.CreationTimestamp.Time, now) {
@@ -232,6 +241,10 @@ func (r *registration) hold(ctx context.Context, claim string, node *corev1.Node
 	case othersUnready:
 		r.held.waiting(claim, "other held nodes to be ready")
 		return holdRecheck, nil
+	case r.held.burstReleased(node.CreationTimestamp.Time):
+		// Waiting for hints now would open the ready Nodes one by one, each at its own HoldLimit, while the
+		// kube-scheduler fills the first ones open with the pods planned onto the rest.
+		return 0, nil
 	}
 	n, err := r.hints.Unhinted(ctx)
 	if err != nil || n == 0 {
