@@ -5,12 +5,16 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 )
 
 // Batcher gathers pending-pod triggers into batches so one scheduling pass sees many pods: a batch closes
 // after IdleDuration without a new trigger, or MaxDuration after its first trigger, whichever comes first
-// (Karpenter's BATCH_IDLE_DURATION, default 1s, and BATCH_MAX_DURATION, default 10s).
+// (Karpenter's BATCH_IDLE_DURATION, default 1s, and BATCH_MAX_DURATION, default 10s). As in Karpenter, a
+// trigger is keyed by the object that needs capacity, and only the first trigger of a key counts in a batch:
+// a pending pod is updated again and again while it waits (each failed kube-scheduler attempt, each hint),
+// and those updates must not hold the batch open until MaxDuration when no new pod has come.
 //
 // Trigger records its time synchronously, so when a batch closes depends only on the clock, never on how
 // quickly the waiting goroutine runs.
@@ -24,6 +28,8 @@ type Batcher struct {
 	mu    sync.Mutex
 	first time.Time // first trigger of the open batch; zero when no batch is open
 	last  time.Time // latest trigger of the open batch
+	// keys are the keys that triggered the open batch, or the next one while none is open.
+	keys map[types.UID]struct{}
 }
 
 // NewBatcher returns a Batcher with the given windows.
@@ -31,8 +37,25 @@ func NewBatcher(c clock.Clock, idle, max time.Duration) *Batcher {
 	return &Batcher{clock: c, idleDuration: idle, maxDuration: max, wake: make(chan struct{}, 1)}
 }
 
-// Trigger records that something worth scheduling happened, opening a batch if none is open. It never blocks.
-func (b *Batcher) Trigger() {
+// Trigger records that the object with the key (a pending pod, a draining node) needs capacity, opening a
+// batch if none is open; a key that already triggered the open batch changes nothing. It never blocks.
+func (b *Batcher) Trigger(key types.UID) {
+	b.mu.Lock()
+	if _, seen := b.keys[key]; seen {
+		b.mu.Unlock()
+		return
+	}
+	if b.keys == nil {
+		b.keys = map[types.UID]struct{}{}
+	}
+	b.keys[key] = struct{}{}
+	b.mu.Unlock()
+	b.TriggerNow()
+}
+
+// TriggerNow records that something worth scheduling happened that has no key of its own (a pass to retry),
+// opening a batch if none is open, or keeping the open one from going idle. It never blocks.
+func (b *Batcher) TriggerNow() {
 	now := b.clock.Now()
 	b.mu.Lock()
 	if b.first.IsZero() {
@@ -52,7 +75,7 @@ func (b *Batcher) Wait(ctx context.Context) bool {
 		remaining, open := b.TimeLeft()
 		if open && remaining <= 0 {
 			b.mu.Lock()
-			b.first, b.last = time.Time{}, time.Time{}
+			b.first, b.last, b.keys = time.Time{}, time.Time{}, nil
 			b.mu.Unlock()
 			return true
 		}

@@ -2,9 +2,11 @@ package provisioning_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/provisioning"
@@ -16,14 +18,14 @@ func TestBatchWindows(t *testing.T) {
 	if _, open := b.TimeLeft(); open {
 		t.Fatal("a batch is open before any trigger")
 	}
-	b.Trigger()
+	b.Trigger("pod-0")
 	if left, open := b.TimeLeft(); !open || left != time.Second {
 		t.Fatalf("after one trigger: left %v open %v, want 1s true", left, open)
 	}
-	// A trigger every 900ms keeps the batch from going idle, until max duration.
-	for i := 0; i < 3; i++ {
+	// A new pod every 900ms keeps the batch from going idle, until max duration.
+	for i := 1; i <= 3; i++ {
 		clk.Step(900 * time.Millisecond)
-		b.Trigger()
+		b.Trigger(types.UID(fmt.Sprintf("pod-%d", i)))
 	}
 	if left, _ := b.TimeLeft(); left != 300*time.Millisecond {
 		t.Fatalf("at 2.7s with triggers: left %v, want 300ms (max duration)", left)
@@ -31,6 +33,38 @@ func TestBatchWindows(t *testing.T) {
 	clk.Step(300 * time.Millisecond)
 	if left, _ := b.TimeLeft(); left > 0 {
 		t.Fatalf("at max duration: left %v, want due", left)
+	}
+}
+
+// TestTriggersOfAPodAlreadyInTheBatchDoNotHoldItOpen: a pending pod is updated again and again while it
+// waits (kube-scheduler attempts, hints); only a pod new to the batch, or a keyless trigger, extends it.
+func TestTriggersOfAPodAlreadyInTheBatchDoNotHoldItOpen(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now())
+	b := provisioning.NewBatcher(clk, time.Second, 10*time.Second)
+	b.Trigger("a")
+	clk.Step(900 * time.Millisecond)
+	b.Trigger("a")
+	if left, _ := b.TimeLeft(); left != 100*time.Millisecond {
+		t.Fatalf("after a second trigger of the same pod: left %v, want 100ms (idle from its first trigger)", left)
+	}
+	b.Trigger("b")
+	if left, _ := b.TimeLeft(); left != time.Second {
+		t.Fatalf("after a new pod: left %v, want 1s", left)
+	}
+	clk.Step(900 * time.Millisecond)
+	b.TriggerNow()
+	if left, _ := b.TimeLeft(); left != time.Second {
+		t.Fatalf("after a keyless trigger: left %v, want 1s", left)
+	}
+	// Once the batch has closed, the same pod opens the next one.
+	clk.Step(time.Second)
+	done := waitAsync(context.Background(), b)
+	if ok := <-done; !ok {
+		t.Fatal("Wait reported false")
+	}
+	b.Trigger("a")
+	if left, open := b.TimeLeft(); !open || left != time.Second {
+		t.Fatalf("the same pod after the batch closed: left %v open %v, want a new batch", left, open)
 	}
 }
 
@@ -56,7 +90,7 @@ func TestWaitReturnsWhenBatchCloses(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Now())
 	b := provisioning.NewBatcher(clk, time.Second, 10*time.Second)
 	done := waitAsync(context.Background(), b)
-	b.Trigger()
+	b.Trigger("pod")
 	awaitTimer(t, clk)
 	clk.Step(time.Second)
 	select {

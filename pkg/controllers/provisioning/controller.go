@@ -58,7 +58,7 @@ func (c *PodController) Reconcile(ctx context.Context, req reconcile.Request) (r
 		return reconcile.Result{}, nil
 	}
 	c.provisioner.Ack(req.NamespacedName)
-	c.provisioner.Trigger()
+	c.provisioner.Trigger(pod.UID)
 	return reconcile.Result{RequeueAfter: podRetriggerInterval}, nil
 }
 
@@ -114,7 +114,7 @@ func (c *NodeController) Reconcile(ctx context.Context, req reconcile.Request) (
 	if !draining(node) {
 		return reconcile.Result{}, nil
 	}
-	c.provisioner.Trigger()
+	c.provisioner.Trigger(node.UID)
 	return reconcile.Result{RequeueAfter: drainRetriggerInterval}, nil
 }
 

@@ -69,8 +69,8 @@ func NewProvisioner(deps Deps) *Provisioner {
 	}
 }
 
-// Trigger tells the provisioner a pod may need capacity.
-func (p *Provisioner) Trigger() { p.batcher.Trigger() }
+// Trigger tells the provisioner that the object with the key (a pod, a draining node) may need capacity.
+func (p *Provisioner) Trigger(key types.UID) { p.batcher.Trigger(key) }
 
 // Ack records that the provisioner took the pending pod up (the first time only).
 func (p *Provisioner) Ack(pod types.NamespacedName) {
@@ -88,10 +88,10 @@ func (p *Provisioner) Start(ctx context.Context) error {
 		switch {
 		case errors.Is(err, ErrNotSynced):
 			logger.V(1).Info("waiting for cluster state to sync")
-			p.batcher.Trigger()
+			p.batcher.TriggerNow()
 		case err != nil:
 			logger.Error(err, "provisioning failed")
-			p.batcher.Trigger()
+			p.batcher.TriggerNow()
 		}
 	}
 	return nil
