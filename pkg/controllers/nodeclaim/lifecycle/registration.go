@@ -99,7 +99,7 @@ func (h *heldNodes) observe(name string, created time.Time, ready bool, now time
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.claims[name] = heldNode{created: created, ready: ready, waitingOn: h.claims[name].waitingOn}
-	if !h.limitReleasedAt.Before(created) {
+	if h.releasedLocked(created) {
 		return false
 	}
 	for other, n := range h.claims {
@@ -115,8 +115,11 @@ func (h *heldNodes) observe(name string, created time.Time, ready bool, now time
 func (h *heldNodes) burstReleased(created time.Time) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return !h.limitReleasedAt.Before(created)
+	return h.releasedLocked(created)
 }
+
+// releasedLocked is burstReleased with h.mu held.
+func (h *heldNodes) releasedLocked(created time.Time) bool { return !h.limitReleasedAt.Before(created) }
 
 // waiting records what the held claim's Node waits for.
 func (h *heldNodes) waiting(name, on string) {
