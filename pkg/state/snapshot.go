@@ -133,5 +133,5 @@ func markedForDeletion(key string, e *nodeEntry, marks map[string]struct{}) bool
 		return true
 	}
 	return e.node != nil && (e.node.DeletionTimestamp != nil ||
-		slices.ContainsFunc(e.node.Spec.Taints, func(t corev1.Taint) bool { return v1.DisruptedNoScheduleTaint.MatchTaint(&t) }))
+		slices.ContainsFunc(e.node.Spec.Taints, v1.IsDisruptedTaint))
 }

@@ -46,6 +46,9 @@ var (
 	UnregisteredNoScheduleTaint = corev1.Taint{Key: Group + "/unregistered", Effect: corev1.TaintEffectNoSchedule}
 )
 
+// IsDisruptedTaint reports whether t is DisruptedNoScheduleTaint.
+func IsDisruptedTaint(t corev1.Taint) bool { return t.MatchTaint(&DisruptedNoScheduleTaint) }
+
 // IsUnregisteredTaint reports whether t is the unregistered taint, with either of its effects.
 func IsUnregisteredTaint(t corev1.Taint) bool {
 	return t.MatchTaint(&UnregisteredNoExecuteTaint) || t.MatchTaint(&UnregisteredNoScheduleTaint)

@@ -335,7 +335,7 @@ func (c *Controller) untaintOrphans(ctx context.Context) error {
 	for _, n := range c.deps.Cluster.Snapshot().Nodes {
 		// Not n.MarkedForDeletion: the taint itself marks a node as draining in the state.
 		if n.NodeClaim == nil || n.Node.DeletionTimestamp != nil || n.NodeClaim.DeletionTimestamp != nil || busy[n.ProviderID] ||
-			!slices.ContainsFunc(n.Taints, func(t corev1.Taint) bool { return v1.DisruptedNoScheduleTaint.MatchTaint(&t) }) {
+			!slices.ContainsFunc(n.Taints, v1.IsDisruptedTaint) {
 			continue
 		}
 		if err := Unmark(ctx, c.deps.Client, c.deps.Marker, n.Node, n.NodeClaim); err != nil {

@@ -184,12 +184,28 @@ func createNode(t *testing.T, name string, cpu int64, podCPU string) *state.Stat
 	return sn
 }
 
+// taintDisrupted puts the disrupted taint on the named Node, as a disruption command that did not finish
+// leaves it, and returns the Node as written.
+func taintDisrupted(t *testing.T, name string) *corev1.Node {
+	t.Helper()
+	ctx := context.Background()
+	n := &corev1.Node{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
+		t.Fatal(err)
+	}
+	n.Spec.Taints = append(n.Spec.Taints, v1.DisruptedNoScheduleTaint)
+	if err := env.Client.Update(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 func tainted(ctx context.Context, name string) (bool, error) {
 	n := &corev1.Node{}
 	if err := cachedClient.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
 		return false, err
 	}
-	return slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return v1.DisruptedNoScheduleTaint.MatchTaint(&t) }), nil
+	return slices.ContainsFunc(n.Spec.Taints, v1.IsDisruptedTaint), nil
 }
 
 func replacements(ctx context.Context, candidate string) ([]v1.NodeClaim, error) {
@@ -276,19 +292,12 @@ func TestRestartUntaintsOrphans(t *testing.T) {
 	createPool(t)
 	createNode(t, "orphan", 4, "3")
 	ctx := context.Background()
-	n := &corev1.Node{}
-	if err := env.Client.Get(ctx, client.ObjectKey{Name: "orphan"}, n); err != nil {
-		t.Fatal(err)
-	}
-	n.Spec.Taints = append(n.Spec.Taints, v1.DisruptedNoScheduleTaint)
-	if err := env.Client.Update(ctx, n); err != nil {
-		t.Fatal(err)
-	}
+	taintDisrupted(t, "orphan")
 	// The controller looks for orphans once, in the cluster state, which its informers fill after the cache.
 	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
 		for _, sn := range cluster.Snapshot().Nodes {
 			if sn.Node.Name == "orphan" && sn.NodeClaim != nil &&
-				slices.ContainsFunc(sn.Taints, func(t corev1.Taint) bool { return v1.DisruptedNoScheduleTaint.MatchTaint(&t) }) {
+				slices.ContainsFunc(sn.Taints, v1.IsDisruptedTaint) {
 				return true, nil
 			}
 		}

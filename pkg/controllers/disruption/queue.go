@@ -265,7 +265,7 @@ func setTaint(ctx context.Context, c client.Client, node *corev1.Node, on bool) 
 	if err := c.Get(ctx, client.ObjectKeyFromObject(node), latest); err != nil {
 		return fmt.Errorf("getting node, %w", err)
 	}
-	has := slices.ContainsFunc(latest.Spec.Taints, func(t corev1.Taint) bool { return v1.DisruptedNoScheduleTaint.MatchTaint(&t) })
+	has := slices.ContainsFunc(latest.Spec.Taints, v1.IsDisruptedTaint)
 	if has == on {
 		return nil
 	}
@@ -273,7 +273,7 @@ func setTaint(ctx context.Context, c client.Client, node *corev1.Node, on bool) 
 	if on {
 		latest.Spec.Taints = append(latest.Spec.Taints, v1.DisruptedNoScheduleTaint)
 	} else {
-		latest.Spec.Taints = slices.DeleteFunc(latest.Spec.Taints, func(t corev1.Taint) bool { return v1.DisruptedNoScheduleTaint.MatchTaint(&t) })
+		latest.Spec.Taints = slices.DeleteFunc(latest.Spec.Taints, v1.IsDisruptedTaint)
 	}
 	if err := fieldpatch.Patch(ctx, c, latest, stored, fieldpatch.Whole("spec", "taints")); err != nil {
 		return fmt.Errorf("patching the disrupted taint of node %s, %w", node.Name, err)

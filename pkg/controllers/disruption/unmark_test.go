@@ -30,14 +30,7 @@ func TestUnmarkWinsOverUnrelatedWritesSinceItsRead(t *testing.T) {
 	ctx := context.Background()
 	createPool(t)
 	sn := createNode(t, "marked", 4, "")
-	node := &corev1.Node{}
-	if err := env.Client.Get(ctx, client.ObjectKey{Name: "marked"}, node); err != nil {
-		t.Fatal(err)
-	}
-	node.Spec.Taints = append(node.Spec.Taints, v1.DisruptedNoScheduleTaint)
-	if err := env.Client.Update(ctx, node); err != nil {
-		t.Fatal(err)
-	}
+	node := taintDisrupted(t, "marked")
 	claim := &v1.NodeClaim{}
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(sn.NodeClaim), claim); err != nil {
 		t.Fatal(err)
@@ -68,7 +61,7 @@ func TestUnmarkWinsOverUnrelatedWritesSinceItsRead(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: "marked"}, node); err != nil {
 		t.Fatal(err)
 	}
-	if slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return v1.DisruptedNoScheduleTaint.MatchTaint(&t) }) || node.Labels["team"] != "a" {
+	if slices.ContainsFunc(node.Spec.Taints, v1.IsDisruptedTaint) || node.Labels["team"] != "a" {
 		t.Errorf("node taints %v labels %v: want the disrupted taint gone and the other writer's label kept", node.Spec.Taints, node.Labels)
 	}
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(claim), claim); err != nil {

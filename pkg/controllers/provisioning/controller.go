@@ -125,5 +125,5 @@ func draining(o client.Object) bool {
 		return false
 	}
 	return node.DeletionTimestamp != nil ||
-		slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return v1.DisruptedNoScheduleTaint.MatchTaint(&t) })
+		slices.ContainsFunc(node.Spec.Taints, v1.IsDisruptedTaint)
 }

@@ -30,7 +30,7 @@ const (
 
 // taint adds the karpenter.sh/disrupted:NoSchedule taint to the node unless it is there already.
 func (c *Controller) taint(ctx context.Context, node *corev1.Node) error {
-	if slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return v1.DisruptedNoScheduleTaint.MatchTaint(&t) }) {
+	if slices.ContainsFunc(node.Spec.Taints, v1.IsDisruptedTaint) {
 		return nil
 	}
 	stored := node.DeepCopy()
