@@ -26,6 +26,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/pricing"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/reservationdemotion"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/reservationexpiry"
+	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/sdkhttp"
 	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/unavailable"
 )
 
@@ -76,6 +77,7 @@ func NewFromEnvironment(ctx context.Context, deps EnvironmentDeps) (*CloudProvid
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading the AWS SDK configuration, %w", err)
 	}
+	cfg = sdkhttp.Config(cfg)
 	if cfg.Region == "" {
 		return nil, nil, errors.New("no AWS region: set AWS_REGION (or run where instance metadata answers)")
 	}

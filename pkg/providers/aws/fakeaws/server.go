@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"k8s.io/utils/clock"
+
+	"github.com/lathe-autoscaler/lathe/pkg/providers/aws/sdkhttp"
 )
 
 // Options configure a Server.
@@ -148,14 +150,15 @@ func (s *Server) Listen(addr string) (*Running, error) {
 func (r *Running) Close() { r.srv.Close() }
 
 // AWSConfig returns an SDK configuration that sends every service's calls to the fake, with static
-// credentials and the fake's region, as a test or `make run` would build it.
+// credentials and the fake's region, and the HTTP client Lathe gives the SDK, as a test or `make run`
+// would build it.
 func (r *Running) AWSConfig() aws.Config {
-	return aws.Config{
+	return sdkhttp.Config(aws.Config{
 		Region:       r.opts.Region,
 		Credentials:  credentials.NewStaticCredentialsProvider("AKIAFAKEAWSLATHE0000", "fake-secret", ""),
 		BaseEndpoint: aws.String(r.URL),
 		HTTPClient:   r.srv.Client(),
-	}
+	})
 }
 
 // withState runs f with the state locked.
