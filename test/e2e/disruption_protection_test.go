@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -80,12 +81,7 @@ func containsAll(s string, parts []string) bool {
 }
 
 func hasDisruptedTaint(n *corev1.Node) bool {
-	for _, taint := range n.Spec.Taints {
-		if taint.MatchTaint(&v1.DisruptedNoScheduleTaint) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(n.Spec.Taints, v1.IsDisruptedTaint)
 }
 
 // disruptingNow counts the pool's nodes being disrupted (tainted karpenter.sh/disrupted, or their NodeClaim
