@@ -19,13 +19,13 @@ func (r *run) bestOpenClaim(p *podInfo, att *attempt) (best claimChoice, found, 
 	// refuse counts a claim evaluate refused and reports whether an avoiding scan must stop there.
 	refuse := func() bool {
 		refused++
-		cut = att.avoid && refused > awayRefusals
+		cut = (att.avoid || att.host) && refused > awayRefusals
 		return cut
 	}
 	consider := func(c *target) bool {
-		if att.avoid && r.nearSpreads(p, c) {
+		if (att.avoid && r.nearSpreads(p, c)) || (att.host && r.outsideHost(att, c)) {
 			refuse()
-			return false // settled would refuse it; checked here, it spares the claim's evaluation
+			return false // settled or inHost would refuse it; checked here, it spares the claim's evaluation
 		}
 		choice, ok := r.evaluate(p, att, c)
 		if !ok {
@@ -53,7 +53,7 @@ func (r *run) bestOpenClaim(p *podInfo, att *attempt) (best claimChoice, found, 
 			}
 		}
 		c := list.at(pos)
-		if att.avoid && r.nearSpreads(p, c) {
+		if (att.avoid && r.nearSpreads(p, c)) || (att.host && r.outsideHost(att, c)) {
 			if refuse() {
 				break
 			}

@@ -64,6 +64,12 @@ func (r *run) allows(p *podInfo, att *attempt, t *target, key, d string, explain
 			return false, fmt.Sprintf("pod affinity on %s: %s=%s has no matching pod", key, key, d)
 		}
 	}
+	if att.host && !r.inHost(att, key, d) {
+		if !explain {
+			return false, ""
+		}
+		return false, fmt.Sprintf("%s=%s is not the host domain of the pod's topology spread", key, d)
+	}
 	if att.settle {
 		if ok, why := r.settled(p, t, key, d, att.avoid, explain); !ok {
 			return false, why

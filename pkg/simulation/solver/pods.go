@@ -43,6 +43,8 @@ type podInfo struct {
 	// settleFirst is set when the pod joins the group of a hard spread of another pending pod: it is tried
 	// first with the spreads already placed kept settled (settle.go).
 	settleFirst bool
+	// hostedSpread is set when a hard spread of the pod has a host domain: the pod is tried there first.
+	hostedSpread bool
 	// signature is swapSignature(pod), listed by prepare for pending pods with tries ("" when not listed).
 	signature string
 }
@@ -247,6 +249,8 @@ type attempt struct {
 	settle bool
 	// avoid, with settle, keeps the pod out of every domain where such a spread is placed (settle.go).
 	avoid bool
+	// host keeps the pod in the host domain of each of its hard spreads that has one (spread_hosts.go).
+	host bool
 }
 
 // attempts lists the constraint sets to try, strictest first. Preferences are dropped one at a time:

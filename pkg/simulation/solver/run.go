@@ -93,15 +93,23 @@ func (r *run) placeAll(ctx context.Context, pods []*podInfo) error {
 	return nil
 }
 
-// place tries each relaxation of the pod's preferences until one fits; a pod that joins a hard spread placed
-// before it is first tried with its strictest attempt settling that spread: away from its domain if it can,
-// else within its skew (settle.go).
+// place tries each relaxation of the pod's preferences until one fits. A pod whose hard spread has a host
+// domain is first tried there (spread_hosts.go); a pod that joins a hard spread placed before it, or one
+// with a host domain, is first tried with its strictest attempt settling that spread: away from its domains
+// if it can, else within its skew (settle.go).
 func (r *run) place(p *podInfo) bool {
 	atts := p.tries
 	if atts == nil {
 		atts = p.attempts(r.prep.opts.PreferencePolicy)
 	}
-	if p.settleFirst && r.spreadHosts != nil {
+	if p.hostedSpread {
+		hosted := atts[0]
+		hosted.host, hosted.settle = true, p.settleFirst
+		if r.placeUnder(p, hosted) {
+			return true
+		}
+	}
+	if p.settleFirst && (r.spreadHosts != nil || r.prep.hosts != nil) {
 		settled := atts[0]
 		settled.settle = true
 		if r.canAvoid(p) {

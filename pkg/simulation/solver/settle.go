@@ -15,9 +15,10 @@ import (
 // elsewhere or back to provisioning. So a pending pod that joins the group of a hard spread of another
 // pending pod (not a hostname spread: there the least count is almost always zero) is placed, in this order
 // of preference:
-//   - away: in no domain where such a spread is placed. Then no binding order can put that domain ahead
-//     through this pod: even final counts within the skew are passed on the way by orders that bind one
-//     domain's pods first, and the kube-scheduler refuses the spread pod at that moment;
+//   - away: in no domain where such a spread is placed, nor in the group's host domain (spread_hosts.go).
+//     Then no binding order can put that domain ahead through this pod: even final counts within the skew
+//     are passed on the way by orders that bind one domain's pods first, and the kube-scheduler refuses
+//     the spread pod at that moment;
 //   - settled: where every such spread already placed stays within its skew once every pod is bound;
 //   - anywhere its own constraints allow, as the kube-scheduler would place the pod anywhere.
 //
@@ -45,6 +46,7 @@ func (prep *prepared) markSettling() {
 	if len(spread) == 0 {
 		return
 	}
+	prep.chooseSpreadHosts(spread)
 	for _, p := range prep.pods {
 		for _, g := range p.memberOf {
 			if spread[g] {
@@ -86,14 +88,14 @@ func (r *run) recordSpreadHosts(t *target, att *attempt) {
 // d, of a group the pod joins, within its skew; with avoid, whether no such spread is placed in d at all.
 // The reason is built only with explain.
 func (r *run) settled(p *podInfo, t *target, key, d string, avoid, explain bool) (bool, string) {
-	if r.spreadHosts == nil {
-		return true, ""
-	}
 	if avoid && r.hostsSpreadOf(p, key, d) {
 		if !explain {
 			return false, ""
 		}
 		return false, fmt.Sprintf("a pending pod on %s=%s has a hard topology spread that counts this pod", key, d)
+	}
+	if r.spreadHosts == nil {
+		return true, ""
 	}
 	for _, g := range p.memberOf {
 		if g.key != key {
@@ -122,15 +124,31 @@ func (r *run) settled(p *podInfo, t *target, key, d string, avoid, explain bool)
 // counts holds none of the group's spreads yet; otherwise the away attempt cannot succeed.
 func (r *run) canAvoid(p *podInfo) bool {
 	for _, g := range p.memberOf {
-		h := r.spreadHosts[g.id]
+		var h *spreadHost
+		if r.spreadHosts != nil {
+			h = r.spreadHosts[g.id]
+		}
 		if h == nil {
 			continue
 		}
-		if !slices.ContainsFunc(h.spread.universe, func(d string) bool { _, hosted := h.skew[d]; return !hosted }) {
+		if !slices.ContainsFunc(h.spread.universe, func(d string) bool { return !r.hosts(g, d) }) {
 			return false
 		}
 	}
 	return true
+}
+
+// hosts reports whether domain d of g's key hosts a hard spread of group g: one is placed there, or it
+// is the group's host domain.
+func (r *run) hosts(g *group, d string) bool {
+	if h, ok := r.prep.hostOf(g); ok && h == d {
+		return true
+	}
+	if r.spreadHosts == nil || r.spreadHosts[g.id] == nil {
+		return false
+	}
+	_, placed := r.spreadHosts[g.id].skew[d]
+	return placed
 }
 
 // hostsSpreadOf reports whether a hard spread of a group the pod joins is placed in domain d of key.
@@ -139,10 +157,8 @@ func (r *run) hostsSpreadOf(p *podInfo, key, d string) bool {
 		if g.key != key {
 			continue
 		}
-		if h := r.spreadHosts[g.id]; h != nil {
-			if _, hosted := h.skew[d]; hosted {
-				return true
-			}
+		if r.hosts(g, d) {
+			return true
 		}
 	}
 	return false

@@ -33,6 +33,8 @@ type prepared struct {
 	arena podArena
 	// untracked is set when a pod requests a resource dims leave out (prepareSharing).
 	untracked bool
+	// hosts is, by group id, the domain where the group's hard spreads go first ("" for none; spread_hosts.go).
+	hosts []string
 }
 
 // Solve places the pods. It returns an error only for a cancelled context; everything it can't place is

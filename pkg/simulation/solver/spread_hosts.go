@@ -1,0 +1,142 @@
+package solver
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Host domains: where a group's hard spreads go, chosen before packing.
+//
+// Placing the pods a spread counts away from the spread's domain (settle.go) works only for the pods placed
+// after the spread pod, and only while some domain hosts none of the group's spreads. Packing goes largest
+// pod first, so the counted pods often come first, and the spread pods of one group, placed wherever is
+// cheapest, soon cover every zone. So, before packing, each group whose hard spread pods are mostly not its
+// own members is given one host domain: its spread pods are first tried there, and its members are kept
+// out of it. In the host domain the group then counts no more than the few pods that could not go
+// elsewhere, whatever order the kube-scheduler binds the pods in. Groups are given hosts largest first,
+// each the domain where it meets the fewest pods of the groups its spread pods belong to (their hosts
+// assigned so far) and the fewest of its own members already bound, then the one hosting the fewest
+// spread pods. A group of a Deployment that spreads itself gets no host: its spread pods are its members.
+
+// chooseSpreadHosts sets prep.hosts and marks the pending pods whose spread has a host.
+func (prep *prepared) chooseSpreadHosts(settling map[*group]bool) {
+	type hosted struct {
+		g        *group
+		spreads  []*podInfo
+		universe []string
+	}
+	byGroup := map[*group]*hosted{}
+	for _, p := range prep.pods {
+		for _, s := range p.spreads {
+			if !settling[s.group] {
+				continue
+			}
+			h := byGroup[s.group]
+			if h == nil {
+				h = &hosted{g: s.group, universe: s.universe}
+				byGroup[s.group] = h
+			}
+			h.universe = intersectSorted(h.universe, s.universe)
+			h.spreads = append(h.spreads, p)
+		}
+	}
+	var groups []*hosted
+	for _, h := range byGroup {
+		self := 0
+		for _, p := range h.spreads {
+			if slices.Contains(p.memberOf, h.g) {
+				self++
+			}
+		}
+		if 2*self < len(h.spreads) && len(h.universe) > 1 {
+			groups = append(groups, h)
+		}
+	}
+	if len(groups) == 0 {
+		return
+	}
+	slices.SortFunc(groups, func(a, b *hosted) int {
+		return cmp.Or(cmp.Compare(len(b.spreads), len(a.spreads)), cmp.Compare(a.g.id, b.g.id))
+	})
+	prep.hosts = make([]string, len(prep.topo.groups))
+	bound := prep.boundMembers()
+	load := map[string]int{}
+	for _, h := range groups {
+		best, bestMeets, bestLoad := "", 0, 0
+		for _, d := range h.universe {
+			meets := bound[h.g][d]
+			for _, p := range h.spreads {
+				for _, other := range p.memberOf {
+					if other != h.g && prep.hosts[other.id] == d && other.key == h.g.key {
+						meets++
+					}
+				}
+			}
+			if best == "" || meets < bestMeets || (meets == bestMeets && load[d] < bestLoad) {
+				best, bestMeets, bestLoad = d, meets, load[d]
+			}
+		}
+		prep.hosts[h.g.id] = best
+		load[best] += len(h.spreads)
+		for _, p := range h.spreads {
+			p.hostedSpread = true
+		}
+	}
+}
+
+// boundMembers counts the bound pods of each group by domain of the group's key.
+func (prep *prepared) boundMembers() map[*group]map[string]int {
+	counts := map[*group]map[string]int{}
+	for i, p := range prep.bound {
+		for _, g := range p.memberOf {
+			if v, ok := prep.nodes[prep.boundOn[i]].domain(g.key); ok {
+				if counts[g] == nil {
+					counts[g] = map[string]int{}
+				}
+				counts[g][v]++
+			}
+		}
+	}
+	return counts
+}
+
+// hostOf returns the host domain of group g, if it has one.
+func (prep *prepared) hostOf(g *group) (string, bool) {
+	if prep.hosts == nil || prep.hosts[g.id] == "" {
+		return "", false
+	}
+	return prep.hosts[g.id], true
+}
+
+// inHost reports whether domain d of key is the host of every hosted hard spread of the attempt on key.
+func (r *run) inHost(att *attempt, key, d string) bool {
+	for _, s := range att.spreads {
+		if s.group.key != key || !s.settles() {
+			continue
+		}
+		if h, ok := r.prep.hostOf(s.group); ok && h != d {
+			return false
+		}
+	}
+	return true
+}
+
+// outsideHost reports whether target t is in a domain that is not the host of a hosted hard spread of the
+// attempt; a target whose domain is not settled yet is not.
+func (r *run) outsideHost(att *attempt, t *target) bool {
+	for _, s := range att.spreads {
+		if !s.settles() {
+			continue
+		}
+		if h, ok := r.prep.hostOf(s.group); ok {
+			if d, known := t.domain(s.group.key); known && d != h {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func intersectSorted(a, b []string) []string {
+	return slices.DeleteFunc(slices.Clone(a), func(v string) bool { return !slices.Contains(b, v) })
+}
