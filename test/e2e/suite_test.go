@@ -148,11 +148,14 @@ func startLathe(ctx context.Context) error {
 	return err
 }
 
-// startLatheEnv starts a lathe process with extra environment; LATHE_E2E_LOG_LEVEL sets its LOG_LEVEL.
+// startLatheEnv starts a lathe process with extra environment; LATHE_E2E_LOG_LEVEL sets its LOG_LEVEL, and
+// LATHE_E2E_LATHE_ENV adds settings to every lathe process (space-separated NAME=value, for example
+// NOMINATED_NODE_NAME=false to measure a benchmark as before hints).
 func startLatheEnv(ctx context.Context, env ...string) (*localcluster.Lathe, error) {
 	if level := os.Getenv("LATHE_E2E_LOG_LEVEL"); level != "" {
 		env = append(env, "LOG_LEVEL="+level)
 	}
+	env = append(strings.Fields(os.Getenv("LATHE_E2E_LATHE_ENV")), env...) // a test's own settings win
 	return localcluster.StartLathe(ctx, localcluster.LatheOptions{
 		Binary: s.latheBin, Kubeconfig: s.cluster.Kubeconfig(), ClusterName: "e2e", Logs: s.logs,
 		Env: append([]string{"BATCH_IDLE_DURATION=1s", "BATCH_MAX_DURATION=10s"}, env...),
