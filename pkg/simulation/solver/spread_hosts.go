@@ -23,6 +23,7 @@ func (prep *prepared) chooseSpreadHosts(settling map[*group]bool) {
 	type hosted struct {
 		g        *group
 		spreads  []*podInfo
+		self     int // spread pods that are members of g
 		universe []string
 	}
 	byGroup := map[*group]*hosted{}
@@ -36,19 +37,16 @@ func (prep *prepared) chooseSpreadHosts(settling map[*group]bool) {
 				h = &hosted{g: s.group, universe: s.universe}
 				byGroup[s.group] = h
 			}
-			h.universe = intersectSorted(h.universe, s.universe)
+			h.universe = intersection(h.universe, s.universe)
 			h.spreads = append(h.spreads, p)
+			if s.selfMatch {
+				h.self++
+			}
 		}
 	}
 	var groups []*hosted
 	for _, h := range byGroup {
-		self := 0
-		for _, p := range h.spreads {
-			if slices.Contains(p.memberOf, h.g) {
-				self++
-			}
-		}
-		if 2*self < len(h.spreads) && len(h.universe) > 1 {
+		if 2*h.self < len(h.spreads) && len(h.universe) > 1 {
 			groups = append(groups, h)
 		}
 	}
@@ -125,18 +123,14 @@ func (r *run) inHost(att *attempt, key, d string) bool {
 // attempt; a target whose domain is not settled yet is not.
 func (r *run) outsideHost(att *attempt, t *target) bool {
 	for _, s := range att.spreads {
-		if !s.settles() {
-			continue
-		}
-		if h, ok := r.prep.hostOf(s.group); ok {
-			if d, known := t.domain(s.group.key); known && d != h {
-				return true
-			}
+		if d, known := t.domain(s.group.key); known && !r.inHost(att, s.group.key, d) {
+			return true
 		}
 	}
 	return false
 }
 
-func intersectSorted(a, b []string) []string {
+// intersection returns the values of a that b holds too, in a's order.
+func intersection(a, b []string) []string {
 	return slices.DeleteFunc(slices.Clone(a), func(v string) bool { return !slices.Contains(b, v) })
 }

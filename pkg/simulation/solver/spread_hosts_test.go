@@ -21,9 +21,10 @@ func TestSpreadPodsGoWhereTheirSelectedPodsAreNot(t *testing.T) {
 	}
 }
 
-// Replicas that spread over zones by their own labels are the members of their spread's group: it gets no
-// host zone, and they are spread over every zone as the kube-scheduler requires.
-func TestSelfSpreadingReplicasGetNoHostZone(t *testing.T) {
+// Replicas that spread over zones by their own labels are the members of their spread's group, which another
+// pod's spread counts too: host zones must not gather them, they are spread over every zone as the
+// kube-scheduler requires. (The group gets no host zone at all; a host would only be tried and given up.)
+func TestSelfSpreadingReplicasStillSpreadOverEveryZone(t *testing.T) {
 	web := map[string]string{"app": "web"}
 	ps := pods(6, "web", "3", "64Mi", withLabels(web), withSpreadOf(v1.LabelTopologyZone, "web"))
 	ps = append(ps, pod("watch", "100m", "64Mi", withSpreadOf(v1.LabelTopologyZone, "web")))
