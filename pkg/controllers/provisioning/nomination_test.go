@@ -7,12 +7,14 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/catalog"
 	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
 	"github.com/lathe-autoscaler/lathe/pkg/state"
 )
@@ -139,5 +141,65 @@ func TestProvisionDoesNotDoubleBookANominatedNode(t *testing.T) {
 	plan = provision(t, h.provisioner, 2)
 	if len(plan.Placements) != 0 || !slices.Equal(plannedPods(plan), []string{"default/second"}) {
 		t.Errorf("second pass placed %+v and launched for %v; want the second pod on a new claim", plan.Placements, plannedPods(plan))
+	}
+}
+
+// antiAffine labels the pod app=anti and keeps it off any host with another app=anti pod.
+func antiAffine(pod *corev1.Pod) {
+	pod.Labels = map[string]string{"app": "anti"}
+	pod.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+		TopologyKey: v1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "anti"}},
+	}}}}
+}
+
+// When pods that each need a host of their own arrive after the claims in flight were sized for earlier
+// pods, the pass plans the earlier pods afresh with them: pods of the first pass make room on their claim
+// and move to the new claims, so the second pass opens fewer, cheaper claims than keeping them would.
+func TestProvisionRegroupsPodsOfClaimsInFlightWhenThatCostsLess(t *testing.T) {
+	t.Cleanup(func() { cleanup(t) })
+	h := newHarness()
+	its, err := catalog.EC2(catalog.EC2Options{Categories: []string{"c", "m", "r"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.cloud.InstanceTypes = its
+	createPool(t, "default", func(pool *v1.NodePool) {
+		pool.Spec.Template.Spec.Requirements = append(pool.Spec.Template.Spec.Requirements,
+			v1.NodeSelectorRequirementWithMinValues{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeOnDemand}})
+	})
+	for i := range 8 {
+		createPendingPod(t, fmt.Sprintf("first-%d", i), "450m", nil)
+	}
+	first := provision(t, h.provisioner, 8)
+	for i := range 4 {
+		createPendingPod(t, fmt.Sprintf("anti-%d", i), "450m", antiAffine)
+	}
+	inFlight := nominationOf(t, "first-0").Target.NodeClaim
+	h.recorder.Reset()
+	second := provision(t, h.provisioner, 12)
+	// Kept in place, the first pods fill their claim and each anti-affine pod opens one of its own (four
+	// c6g.medium, $0.136/h); regrouped, one of them joins the claim in flight and a first pod makes room.
+	if len(second.NodeClaims) != 3 || second.PricePerHour >= first.PricePerHour {
+		t.Errorf("second pass opens %d claims at $%.4f/h, want 3 for less than the $%.4f/h of one claim per anti-affine pod",
+			len(second.NodeClaims), second.PricePerHour, first.PricePerHour)
+	}
+	moved := 0
+	for i := range 8 {
+		if nominationOf(t, fmt.Sprintf("first-%d", i)).Target.NodeClaim != inFlight {
+			moved++
+		}
+	}
+	onInFlight := 0
+	for i := range 4 {
+		if nominationOf(t, fmt.Sprintf("anti-%d", i)).Target.NodeClaim == inFlight {
+			onInFlight++
+		}
+	}
+	if moved != 1 || onInFlight != 1 {
+		t.Errorf("%d first pods moved off the claim in flight and %d anti-affine pods joined it, want 1 and 1", moved, onInFlight)
+	}
+	// Nominated events only for the pods whose place changed: the four new ones and the one that moved.
+	if got := len(h.recorder.WithReason("Nominated")); got != 5 {
+		t.Errorf("second pass published %d Nominated events, want 5", got)
 	}
 }

@@ -113,7 +113,7 @@ func (p *Provisioner) Provision(ctx context.Context) (*solver.Plan, error) {
 		return &solver.Plan{}, nil
 	}
 	start := p.deps.Clock.Now()
-	plan, err := solver.Solve(ctx, in, p.deps.SolverOptions)
+	in, plan, was, err := p.solve(ctx, in)
 	done(p.deps.Clock.Since(start))
 	if err != nil {
 		return nil, fmt.Errorf("solving for %d pending pods, %w", len(in.Pods), err)
@@ -122,7 +122,7 @@ func (p *Provisioner) Provision(ctx context.Context) (*solver.Plan, error) {
 	p.recordDecisions(in, plan)
 	created, err := p.createNodeClaims(ctx, in, plan)
 	p.nominate(in, plan, created)
-	p.publish(in, plan, created)
+	p.publish(in, plan, created, was)
 	// Even when some creates failed, the next pass must count the claims that were created, or it launches
 	// again for their pods.
 	if err := errors.Join(err, p.awaitObserved(ctx, created)); err != nil {
@@ -275,9 +275,10 @@ func (p *Provisioner) reportIgnored(ctx context.Context, ignored []IgnoredPod) {
 	}
 }
 
-// publish emits a Nominated event on every pod the plan found room for and a FailedScheduling event with
-// the reasons on every pending pod it could not place.
-func (p *Provisioner) publish(in solver.Input, plan *solver.Plan, created map[string]string) {
+// publish emits a Nominated event on every pod the plan found room for, but not on a regrouped pod the plan
+// left where it was (was, see regroup), and a FailedScheduling event with the reasons on every pending pod it
+// could not place.
+func (p *Provisioner) publish(in solver.Input, plan *solver.Plan, created map[string]string, was map[solver.PodRef]string) {
 	pods := map[solver.PodRef]*corev1.Pod{}
 	for _, pod := range in.Pods {
 		pods[solver.PodRef{Namespace: pod.Namespace, Name: pod.Name}] = pod
@@ -288,7 +289,9 @@ func (p *Provisioner) publish(in solver.Input, plan *solver.Plan, created map[st
 			if placement.InFlight {
 				kind = "nodeclaim"
 			}
-			p.deps.Recorder.Publish(NominatedEvent(pod, kind, placement.Target))
+			if was[placement.Pod] != kind+"/"+placement.Target {
+				p.deps.Recorder.Publish(NominatedEvent(pod, kind, placement.Target))
+			}
 		}
 	}
 	for _, planned := range plan.NodeClaims {

@@ -1,0 +1,81 @@
+package provisioning
+
+import (
+	"context"
+	"slices"
+
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
+)
+
+// Regrouping. A pass keeps every pending pod where an earlier pass nominated it and plans only the new
+// pods around them. When pods arrive over several batches (a large apply outlasts BATCH_MAX_DURATION, a
+// controller creates replicas at its own rate) that costs: the earlier claims were sized for the earlier
+// pods, so a later group that needs hosts of its own (hostname anti-affinity, hostname spreads) finds no
+// room on them and opens a small claim per pod. So when the pass must open NodeClaims, it is solved a second
+// time with the pods nominated to NodeClaims still in flight (no Node yet, so no hint written and nothing
+// bound) planned afresh with the new ones, those claims' capacity counted as it is. The second plan is kept
+// only when it opens claims that cost clearly less, so nominations move only for a saving and never back
+// and forth: each regrouping lowers the price of what its pass opens.
+//
+// Pods nominated to a Node are not moved, even while registration holds it: their hints are written (or
+// being written), and in a 1,000-pod run moving them left them without a hint when the Nodes opened, for the
+// kube-scheduler to bind anywhere (docs/performance.md, fourteenth session).
+
+// regroupSaving is the share of the new claims' price a regrouped plan must save to be kept.
+const regroupSaving = 0.02
+
+// regrouped is an input with the pods of in-flight NodeClaims pending again, and where each of them was.
+type regrouped struct {
+	in solver.Input
+	// was gives, for each moved pod, its earlier place as a Nominated event names it (nodeclaim/<name>).
+	was map[solver.PodRef]string
+}
+
+// regroup returns the input with the pods pinned to in-flight NodeClaims made pending again, or false when
+// there are none.
+func regroup(in solver.Input) (regrouped, bool) {
+	out := regrouped{in: in, was: map[solver.PodRef]string{}}
+	out.in.Pods = slices.Clone(in.Pods)
+	out.in.InFlight = slices.Clone(in.InFlight)
+	for i, c := range out.in.InFlight {
+		for _, pod := range c.Pods {
+			out.in.Pods = append(out.in.Pods, pod)
+			out.was[solver.PodRef{Namespace: pod.Namespace, Name: pod.Name}] = "nodeclaim/" + c.NodeClaim.Name
+		}
+		out.in.InFlight[i].Pods = nil
+	}
+	if len(out.was) == 0 {
+		return regrouped{}, false
+	}
+	out.in.Pods = sortPods(out.in.Pods)
+	return out, true
+}
+
+// regroupWins reports whether the regrouped plan is worth moving nominations for: it places every pod the
+// kept plan places and opens claims that cost at least regroupSaving less.
+func regroupWins(kept, regrouped *solver.Plan) bool {
+	return len(regrouped.Unschedulable) <= len(kept.Unschedulable) &&
+		regrouped.PricePerHour < kept.PricePerHour*(1-regroupSaving)
+}
+
+// solve plans the pass, regrouping when that pays (see regroup). It returns the input the plan is for and,
+// when regrouped, where each moved pod was.
+func (p *Provisioner) solve(ctx context.Context, in solver.Input) (solver.Input, *solver.Plan, map[solver.PodRef]string, error) {
+	plan, err := solver.Solve(ctx, in, p.deps.SolverOptions)
+	if err != nil || len(plan.NodeClaims) == 0 {
+		return in, plan, nil, err
+	}
+	alt, ok := regroup(in)
+	if !ok {
+		return in, plan, nil, nil
+	}
+	altPlan, err := solver.Solve(ctx, alt.in, p.deps.SolverOptions)
+	if err != nil || !regroupWins(plan, altPlan) {
+		return in, plan, nil, nil // the kept plan stands on its own
+	}
+	log.FromContext(ctx).Info("regrouped nominated pods", "movable", len(alt.was), "nodeClaims", len(altPlan.NodeClaims),
+		"pricePerHour", altPlan.PricePerHour, "keptNodeClaims", len(plan.NodeClaims), "keptPricePerHour", plan.PricePerHour)
+	return alt.in, altPlan, alt.was, nil
+}
