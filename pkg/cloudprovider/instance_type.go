@@ -71,6 +71,22 @@ func (its InstanceTypes) Compatible(requirements scheduling.Requirements) Instan
 	return out
 }
 
+// LaunchedPrice is the hourly price of the offering a launched machine's labels name (instance type, zone,
+// capacity type, reservation): the cheapest offering of that type compatible with them, or 0 when its does not
+// list the type or such an offering.
+func (its InstanceTypes) LaunchedPrice(labels map[string]string) float64 {
+	for _, it := range its {
+		if it.Name != labels[v1.LabelInstanceType] {
+			continue
+		}
+		if o, ok := it.Offerings.Compatible(scheduling.FromLabels(labels)).Cheapest(); ok {
+			return o.Price
+		}
+		return 0
+	}
+	return 0
+}
+
 // OrderByPrice returns a copy sorted by the cheapest available offering the requirements allow, then by
 // name. Types with no such offering go last.
 func (its InstanceTypes) OrderByPrice(requirements scheduling.Requirements) InstanceTypes {

@@ -6,6 +6,8 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
+	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
 )
 
@@ -16,14 +18,17 @@ import (
 // room on them and opens a small claim per pod. So when the pass must open NodeClaims, it is solved a second
 // time with the pods nominated to NodeClaims still in flight (no Node yet, so no hint written and nothing
 // bound) planned afresh with the new ones, those claims' capacity counted as it is. The second plan is kept
-// only when it opens claims that cost clearly less, so nominations move only for a saving and never back
-// and forth: each regrouping lowers the price of what its pass opens.
+// only when it saves a clear share of what the pass pays for, the claims in flight and the new ones
+// together: a regrouped plan moves most of the pods it re-plans, so a saving of a few cents over a hundred
+// claims is not worth it. Nominations never move back and forth: each regrouping lowers the price of what
+// its pass opens.
 //
 // Pods nominated to a Node are not moved, even while registration holds it: their hints are written (or
 // being written), and in a 1,000-pod run moving them left them without a hint when the Nodes opened, for the
 // kube-scheduler to bind anywhere (docs/performance.md, fourteenth session).
 
-// regroupSaving is the share of the new claims' price a regrouped plan must save to be kept.
+// regroupSaving is the share of the price of the claims in flight and the kept plan's new claims that a
+// regrouped plan must save to be kept.
 const regroupSaving = 0.02
 
 // regrouped is an input with the pods of in-flight NodeClaims pending again, and where each of them was.
@@ -54,10 +59,23 @@ func regroup(in solver.Input) (regrouped, bool) {
 }
 
 // regroupWins reports whether the regrouped plan is worth moving nominations for: it places every pod the
-// kept plan places and opens claims that cost at least regroupSaving less.
-func regroupWins(kept, regrouped *solver.Plan) bool {
+// kept plan places and saves at least regroupSaving of what the kept plan pays for, the claims in flight
+// (inFlight, $/h) included.
+func regroupWins(kept, regrouped *solver.Plan, inFlight float64) bool {
 	return len(regrouped.Unschedulable) <= len(kept.Unschedulable) &&
-		regrouped.PricePerHour < kept.PricePerHour*(1-regroupSaving)
+		kept.PricePerHour-regrouped.PricePerHour >= regroupSaving*(inFlight+kept.PricePerHour)
+}
+
+// inFlightPrice is the hourly price of the input's in-flight NodeClaims that have launched (see
+// cloudprovider.InstanceTypes.LaunchedPrice); one not launched yet counts nothing.
+func inFlightPrice(in solver.Input) float64 {
+	total := 0.0
+	for _, c := range in.InFlight {
+		if c.NodeClaim.Status.ProviderID != "" {
+			total += cloudprovider.InstanceTypes(in.InstanceTypes[c.NodeClaim.Labels[v1.NodePoolLabelKey]]).LaunchedPrice(c.NodeClaim.Labels)
+		}
+	}
+	return total
 }
 
 // solve plans the pass, regrouping when that pays (see regroup). It returns the input the plan is for and,
@@ -72,7 +90,7 @@ func (p *Provisioner) solve(ctx context.Context, in solver.Input) (solver.Input,
 		return in, plan, nil, nil
 	}
 	altPlan, err := solver.Solve(ctx, alt.in, p.deps.SolverOptions)
-	if err != nil || !regroupWins(plan, altPlan) {
+	if err != nil || !regroupWins(plan, altPlan, inFlightPrice(in)) {
 		return in, plan, nil, nil // the kept plan stands on its own
 	}
 	log.FromContext(ctx).Info("regrouped nominated pods", "movable", len(alt.was), "nodeClaims", len(altPlan.NodeClaims),

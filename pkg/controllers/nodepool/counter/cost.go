@@ -8,7 +8,6 @@ import (
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
-	"github.com/lathe-autoscaler/lathe/pkg/scheduling"
 )
 
 // setCost sets karpenter_nodepools_cost_total: the summed hourly price of the pool's launched NodeClaims,
@@ -32,26 +31,11 @@ func (c *Controller) setCost(ctx context.Context, nodePool *v1.NodePool) {
 		c.metrics.costErrors.WithLabelValues(nodePool.Name).Inc()
 		return
 	}
-	byName := make(map[string]*cloudprovider.InstanceType, len(its))
-	for _, it := range its {
-		byName[it.Name] = it
-	}
 	total := 0.0
 	for i := range claims.Items {
-		total += price(byName, &claims.Items[i])
+		if claims.Items[i].Status.ProviderID != "" { // launched
+			total += cloudprovider.InstanceTypes(its).LaunchedPrice(claims.Items[i].Labels)
+		}
 	}
 	c.metrics.cost.WithLabelValues(nodePool.Name).Set(total)
-}
-
-// price is the hourly price of the claim's offering, 0 for a claim not launched or of an unknown offering.
-func price(byName map[string]*cloudprovider.InstanceType, claim *v1.NodeClaim) float64 {
-	it, ok := byName[claim.Labels[v1.LabelInstanceType]]
-	if !ok || claim.Status.ProviderID == "" {
-		return 0
-	}
-	offering, ok := it.Offerings.Compatible(scheduling.FromLabels(claim.Labels)).Cheapest()
-	if !ok {
-		return 0
-	}
-	return offering.Price
 }
