@@ -4,6 +4,10 @@
 // event on every pod it found room for and, for every pending pod it could not place, an event with the
 // reason per NodePool.
 //
+// Pods nominated in an earlier pass keep their place; when a pass must open NodeClaims and re-planning the
+// pods of claims still in flight together with the new ones saves a clear share of the price, their
+// nominations move (regroup.go).
+//
 // Pods on nodes being drained (deleting, marked for deletion, or tainted karpenter.sh/disrupted:NoSchedule)
 // are placed too, as if pending, so that their new capacity launches while the drain waits on
 // PodDisruptionBudgets; NodeController triggers a pass for each such node. The draining node takes no pods

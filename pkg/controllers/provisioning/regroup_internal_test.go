@@ -1,6 +1,9 @@
 package provisioning
 
 import (
+	"context"
+	"fmt"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +13,7 @@ import (
 	"github.com/lathe-autoscaler/lathe/pkg/catalog"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
+	"github.com/lathe-autoscaler/lathe/pkg/simulation/workload"
 )
 
 // A regrouped plan must save a share of everything the pass pays for, the claims in flight included: in a
@@ -51,4 +55,86 @@ func TestInFlightPriceCountsLaunchedClaims(t *testing.T) {
 	if got := inFlightPrice(in); got != want {
 		t.Errorf("in-flight price %.4f, want %.4f (two launched c5.xlarge)", got, want)
 	}
+}
+
+// BenchmarkRegroupAfterSplitBatch measures what regrouping recovers when Karpenter's diverse mix (1,000 pods,
+// EC2 c, m and r on demand) reaches provisioning in two batches split at the given pod, in creation order, the
+// first batch's claims launched and still in flight: $/h of one plan for all the pods, of the second pass
+// keeping the first pass's nominations, and of the second pass regrouped (each added to the first pass's).
+//
+//	go test ./pkg/controllers/provisioning/ -run '^$' -bench RegroupAfterSplitBatch -benchtime 1x
+func BenchmarkRegroupAfterSplitBatch(b *testing.B) {
+	its, err := catalog.EC2(catalog.EC2Options{Categories: []string{"c", "m", "r"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pool := workload.NodePool()
+	pool.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeOnDemand}}}
+	types := map[string]cloudprovider.InstanceTypes{pool.Name: its}
+	solve := func(in solver.Input) *solver.Plan {
+		in.NodePools, in.InstanceTypes = []*v1.NodePool{pool}, types
+		plan, err := solver.Solve(context.Background(), in, solver.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return plan
+	}
+	for _, split := range []int{600, 764, 900} {
+		b.Run(fmt.Sprintf("split=%d", split), func(b *testing.B) {
+			pods := workload.Diverse(1000)
+			var full, first, kept, regrouped *solver.Plan
+			var inFlight float64
+			for range b.N {
+				full = solve(solver.Input{Pods: pods})
+				first = solve(solver.Input{Pods: pods[:split]})
+				in := solver.Input{Pods: pods[split:], InFlight: launchedClaims(b, pool, first, pods)}
+				in.InstanceTypes = types
+				inFlight = inFlightPrice(in)
+				kept = solve(in)
+				alt, _ := regroup(in)
+				regrouped = solve(alt.in)
+			}
+			if !regroupWins(kept, regrouped, inFlight) {
+				b.Logf("regrouping would not be kept: $%.3f/h against $%.3f/h kept", regrouped.PricePerHour, kept.PricePerHour)
+			}
+			b.ReportMetric(full.PricePerHour, "full$/h")
+			b.ReportMetric(first.PricePerHour+kept.PricePerHour, "kept$/h")
+			b.ReportMetric(first.PricePerHour+regrouped.PricePerHour, "regrouped$/h")
+			b.ReportMetric(float64(len(first.NodeClaims)+len(kept.NodeClaims)), "keptClaims")
+			b.ReportMetric(float64(len(first.NodeClaims)+len(regrouped.NodeClaims)), "regroupedClaims")
+		})
+	}
+}
+
+// launchedClaims turns a plan's claims into NodeClaims in flight, launched on each claim's cheapest type
+// and offering, with the plan's pods nominated to them.
+func launchedClaims(b *testing.B, pool *v1.NodePool, plan *solver.Plan, pods []*corev1.Pod) []solver.InFlightNodeClaim {
+	byName := map[string]*corev1.Pod{}
+	for _, p := range pods {
+		byName[p.Name] = p
+	}
+	var out []solver.InFlightNodeClaim
+	for i, planned := range plan.NodeClaims {
+		claim, err := NewNodeClaim(pool, planned)
+		if err != nil {
+			b.Fatal(err)
+		}
+		it := planned.InstanceTypes[0]
+		claim.Name = fmt.Sprintf("%s-%d", pool.Name, i)
+		claim.Spec.Requirements = slices.DeleteFunc(claim.Spec.Requirements, func(r v1.NodeSelectorRequirementWithMinValues) bool {
+			return r.Key == v1.LabelInstanceType || r.Key == v1.LabelTopologyZone || r.Key == v1.CapacityTypeLabelKey
+		})
+		for key, value := range map[string]string{v1.LabelInstanceType: it.Name, v1.LabelTopologyZone: planned.Zone, v1.CapacityTypeLabelKey: planned.CapacityType} {
+			claim.Spec.Requirements = append(claim.Spec.Requirements, v1.NodeSelectorRequirementWithMinValues{Key: key, Operator: corev1.NodeSelectorOpIn, Values: []string{value}})
+			claim.Labels[key] = value
+		}
+		claim.Status.ProviderID = "sim://" + claim.Name
+		claim.Status.Capacity, claim.Status.Allocatable = it.Capacity, it.Allocatable()
+		var nominated []*corev1.Pod
+		for _, ref := range planned.Pods {
+			nominated = append(nominated, byName[ref.Name])
+		}
+		out = append(out, solver.InFlightNodeClaim{NodeClaim: claim, Pods: nominated})
+	}
+	return out
 }
