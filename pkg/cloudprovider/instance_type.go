@@ -71,18 +71,16 @@ func (its InstanceTypes) Compatible(requirements scheduling.Requirements) Instan
 	return out
 }
 
-// LaunchedPrice is the hourly price of the offering a launched machine's labels name (instance type, zone,
-// capacity type, reservation): the cheapest offering of that type compatible with them, or 0 when its does not
-// list the type or such an offering.
-func (its InstanceTypes) LaunchedPrice(labels map[string]string) float64 {
-	for _, it := range its {
-		if it.Name != labels[v1.LabelInstanceType] {
-			continue
-		}
-		if o, ok := it.Offerings.Compatible(scheduling.FromLabels(labels)).Cheapest(); ok {
-			return o.Price
-		}
+// LaunchedPrice is the hourly price of the offering the NodeClaim launched on, when it launched as this
+// instance type: the cheapest offering of the type compatible with the claim's labels (zone, capacity type,
+// reservation). It is 0 for a nil type, a claim not launched yet or of another type, or an offering the type
+// no longer lists.
+func (it *InstanceType) LaunchedPrice(claim *v1.NodeClaim) float64 {
+	if it == nil || claim.Status.ProviderID == "" || it.Name != claim.Labels[v1.LabelInstanceType] {
 		return 0
+	}
+	if o, ok := it.Offerings.Compatible(scheduling.FromLabels(claim.Labels)).Cheapest(); ok {
+		return o.Price
 	}
 	return 0
 }

@@ -67,12 +67,13 @@ func regroupWins(kept, regrouped *solver.Plan, inFlight float64) bool {
 }
 
 // inFlightPrice is the hourly price of the input's in-flight NodeClaims that have launched (see
-// cloudprovider.InstanceTypes.LaunchedPrice); one not launched yet counts nothing.
+// cloudprovider.InstanceType.LaunchedPrice); one not launched yet counts nothing.
 func inFlightPrice(in solver.Input) float64 {
 	total := 0.0
 	for _, c := range in.InFlight {
-		if c.NodeClaim.Status.ProviderID != "" {
-			total += cloudprovider.InstanceTypes(in.InstanceTypes[c.NodeClaim.Labels[v1.NodePoolLabelKey]]).LaunchedPrice(c.NodeClaim.Labels)
+		its := in.InstanceTypes[c.NodeClaim.Labels[v1.NodePoolLabelKey]]
+		if i := slices.IndexFunc(its, func(it *cloudprovider.InstanceType) bool { return it.Name == c.NodeClaim.Labels[v1.LabelInstanceType] }); i >= 0 {
+			total += its[i].LaunchedPrice(c.NodeClaim)
 		}
 	}
 	return total

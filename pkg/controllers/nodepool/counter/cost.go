@@ -31,11 +31,13 @@ func (c *Controller) setCost(ctx context.Context, nodePool *v1.NodePool) {
 		c.metrics.costErrors.WithLabelValues(nodePool.Name).Inc()
 		return
 	}
+	byName := make(map[string]*cloudprovider.InstanceType, len(its))
+	for _, it := range its {
+		byName[it.Name] = it
+	}
 	total := 0.0
 	for i := range claims.Items {
-		if claims.Items[i].Status.ProviderID != "" { // launched
-			total += cloudprovider.InstanceTypes(its).LaunchedPrice(claims.Items[i].Labels)
-		}
+		total += byName[claims.Items[i].Labels[v1.LabelInstanceType]].LaunchedPrice(&claims.Items[i])
 	}
 	c.metrics.cost.WithLabelValues(nodePool.Name).Set(total)
 }
