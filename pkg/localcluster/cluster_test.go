@@ -10,6 +10,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -88,6 +89,7 @@ func TestClusters(t *testing.T) {
 
 	t.Run("kubeconfig file works", func(t *testing.T) { checkKubeconfig(t, a) })
 	t.Run("kwok makes a fake node ready", func(t *testing.T) { createReadyNode(ctx, t, a, "fake-a") })
+	t.Run("kwok keeps the fake node's lease", func(t *testing.T) { checkNodeLease(ctx, t, a, "fake-a") })
 	t.Run("scheduled pods run on the fake node", func(t *testing.T) { checkDeploymentRuns(ctx, t, a, "fake-a") })
 	t.Run("CRDs install and the tutorial NodePool applies", func(t *testing.T) { checkTutorialNodePool(ctx, t, a) })
 	t.Run("the second cluster is separate", func(t *testing.T) {
@@ -196,6 +198,35 @@ func createReadyNode(ctx context.Context, t *testing.T, c *localcluster.Cluster,
 	})
 	if err != nil {
 		t.Fatalf("waiting for node %s to become Ready, %v; status: %+v", name, err, node.Status)
+	}
+}
+
+// checkNodeLease waits for the Node's Lease in kube-node-lease to be held (by kwok) and renewed, as a
+// kubelet keeps it: without one the node lifecycle controller marks the Node unreachable once its last
+// status is older than the grace period.
+func checkNodeLease(ctx context.Context, t *testing.T, c *localcluster.Cluster, node string) {
+	cl := newClient(t, c)
+	lease := &coordinationv1.Lease{}
+	key := client.ObjectKey{Namespace: corev1.NamespaceNodeLease, Name: node}
+	var first *metav1.MicroTime
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, waitTimeout, true, func(ctx context.Context) (bool, error) {
+		if err := cl.Get(ctx, key, lease); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		renewed := lease.Spec.RenewTime
+		if renewed == nil || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
+			return false, nil
+		}
+		if first == nil {
+			first = renewed.DeepCopy()
+		}
+		return renewed.After(first.Time), nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for node %s's lease to be held and renewed, %v; lease: %+v", node, err, lease.Spec)
+	}
+	if d := lease.Spec.LeaseDurationSeconds; d == nil || *d != 40 {
+		t.Errorf("lease duration = %v, want 40 s (the kubelet's default)", d)
 	}
 }
 
