@@ -114,14 +114,14 @@ func (s *PodStore) nominationKeys() []nominationKey {
 	return out
 }
 
-// NominatedWith returns the pods nominated to target, whether or not the nominations still hold, in no
-// particular order.
-func (s *PodStore) NominatedWith(target Target) []types.NamespacedName {
+// NominatedWith returns the pods nominated to any of targets, whether or not the nominations still hold, in
+// no particular order.
+func (s *PodStore) NominatedWith(targets ...Target) []types.NamespacedName {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var out []types.NamespacedName
 	for key, n := range s.nominated {
-		if n.target == target {
+		if slices.Contains(targets, n.target) {
 			out = append(out, key)
 		}
 	}
@@ -249,9 +249,9 @@ func (c *Cluster) Nominations() []Nomination {
 	return out
 }
 
-// NominatedWith returns the pods nominated to target (PodStore.NominatedWith).
-func (c *Cluster) NominatedWith(target Target) []types.NamespacedName {
-	return c.Pods.NominatedWith(target)
+// NominatedWith returns the pods nominated to any of targets (PodStore.NominatedWith).
+func (c *Cluster) NominatedWith(targets ...Target) []types.NamespacedName {
+	return c.Pods.NominatedWith(targets...)
 }
 
 // NominationOf returns the pod's live nomination, if it has one.

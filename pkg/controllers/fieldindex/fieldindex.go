@@ -29,6 +29,9 @@ const (
 	NodeProviderID = "spec.providerID"
 	// PodNodeName indexes Pods by spec.nodeName.
 	PodNodeName = "spec.nodeName"
+	// PodNominatedNodeName indexes unbound Pods by status.nominatedNodeName: the pods headed to a Node. The
+	// API server serves no such field selector; it works against the cache only.
+	PodNominatedNodeName = "status.nominatedNodeName"
 	// VolumeAttachmentNodeName indexes VolumeAttachments by spec.nodeName.
 	VolumeAttachmentNodeName = "spec.nodeName"
 )
@@ -47,6 +50,12 @@ func Indexes() []Index {
 		{&v1.NodeClaim{}, NodeClaimNodeName, func(o client.Object) []string { return nonEmpty(o.(*v1.NodeClaim).Status.NodeName) }},
 		{&corev1.Node{}, NodeProviderID, func(o client.Object) []string { return nonEmpty(o.(*corev1.Node).Spec.ProviderID) }},
 		{&corev1.Pod{}, PodNodeName, func(o client.Object) []string { return nonEmpty(o.(*corev1.Pod).Spec.NodeName) }},
+		{&corev1.Pod{}, PodNominatedNodeName, func(o client.Object) []string {
+			if pod := o.(*corev1.Pod); pod.Spec.NodeName == "" {
+				return nonEmpty(pod.Status.NominatedNodeName)
+			}
+			return nil
+		}},
 		{&storagev1.VolumeAttachment{}, VolumeAttachmentNodeName, func(o client.Object) []string {
 			return nonEmpty(o.(*storagev1.VolumeAttachment).Spec.NodeName)
 		}},

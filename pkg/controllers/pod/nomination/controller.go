@@ -35,8 +35,8 @@ type Nominations interface {
 	NominationOf(pod types.NamespacedName) (state.Nomination, bool)
 	// Nominations returns every nomination that holds.
 	Nominations() []state.Nomination
-	// NominatedWith returns the pods nominated to the target.
-	NominatedWith(target state.Target) []types.NamespacedName
+	// NominatedWith returns the pods nominated to any of the targets.
+	NominatedWith(targets ...state.Target) []types.NamespacedName
 	// Reject ends the pod's nomination if it still names the Node, reporting whether it did.
 	Reject(pod types.NamespacedName, node string) bool
 }
@@ -54,9 +54,11 @@ type Deps struct {
 	Launches ProviderIDs
 }
 
-// ProviderIDs tells the provider ID of a NodeClaim this process launched; empty when it does not know.
+// ProviderIDs tells the provider ID of a NodeClaim this process launched, and the other way round; empty
+// when it does not know.
 type ProviderIDs interface {
 	ProviderIDOf(nodeClaim string) string
+	NodeClaimOf(providerID string) string
 }
 
 // Controller keeps pending pods' status.nominatedNodeName on the Node Lathe planned them onto.
@@ -263,24 +265,28 @@ func (c *Controller) podsNominatedTo(ctx context.Context, o client.Object) []rec
 		return nil
 	}
 	c.opened.see(node, c.clock.Now())
-	claims := map[string]bool{}
+	// Looked up, not listed: this runs on every change of every Node's taints, several per Node while a
+	// pass's Nodes register, and a list of every pod and nomination each time made it the busiest code of
+	// a 1,000-pod apply (docs/performance.md, fifteenth session).
+	targets := []state.Target{{Node: node.Name}}
 	if found, err := fieldindex.NodeClaimsForNode(ctx, c.client, node); err == nil {
 		for _, nc := range found {
-			claims[nc.Name] = true
+			targets = append(targets, state.Target{NodeClaim: nc.Name})
+		}
+	}
+	if c.launches != nil && node.Spec.ProviderID != "" {
+		if claim := c.launches.NodeClaimOf(node.Spec.ProviderID); claim != "" {
+			targets = append(targets, state.Target{NodeClaim: claim})
 		}
 	}
 	seen := map[types.NamespacedName]bool{}
-	for _, n := range c.nominations.Nominations() {
-		if n.NodeName == node.Name || claims[n.Target.NodeClaim] || c.launchedAs(n.Target.NodeClaim, node) {
-			seen[n.Pod] = true
-		}
+	for _, pod := range c.nominations.NominatedWith(targets...) {
+		seen[pod] = true
 	}
 	var pods corev1.PodList
-	if err := c.client.List(ctx, &pods, client.UnsafeDisableDeepCopy); err == nil {
+	if err := c.client.List(ctx, &pods, client.MatchingFields{fieldindex.PodNominatedNodeName: node.Name}, client.UnsafeDisableDeepCopy); err == nil {
 		for i := range pods.Items {
-			if p := &pods.Items[i]; p.Spec.NodeName == "" && p.Status.NominatedNodeName == node.Name {
-				seen[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = true
-			}
+			seen[client.ObjectKeyFromObject(&pods.Items[i])] = true
 		}
 	}
 	out := make([]reconcile.Request, 0, len(seen))
@@ -297,11 +303,6 @@ func (c *Controller) podsNominatedToClaim(_ context.Context, o client.Object) []
 		out = append(out, reconcile.Request{NamespacedName: pod})
 	}
 	return out
-}
-
-// launchedAs reports whether this process launched the NodeClaim as the Node (before the cache knows).
-func (c *Controller) launchedAs(claim string, node *corev1.Node) bool {
-	return c.launches != nil && claim != "" && node.Spec.ProviderID != "" && c.launches.ProviderIDOf(claim) == node.Spec.ProviderID
 }
 
 // claimFound reports whether a NodeClaim update gave it a provider ID or a Node name, by which its Node is

@@ -2,6 +2,7 @@ package nomination_test
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -27,10 +28,10 @@ func (n nominations) NominationOf(pod types.NamespacedName) (state.Nomination, b
 	return got, ok
 }
 
-func (n nominations) NominatedWith(target state.Target) []types.NamespacedName {
+func (n nominations) NominatedWith(targets ...state.Target) []types.NamespacedName {
 	var out []types.NamespacedName
 	for k, v := range n {
-		if v.Target == target {
+		if slices.Contains(targets, v.Target) {
 			out = append(out, k)
 		}
 	}

@@ -24,6 +24,15 @@ type launched map[string]string
 
 func (l launched) ProviderIDOf(nodeClaim string) string { return l[nodeClaim] }
 
+func (l launched) NodeClaimOf(providerID string) string {
+	for claim, id := range l {
+		if id == providerID {
+			return claim
+		}
+	}
+	return ""
+}
+
 // The cache has the NodeClaim without the provider ID its launch returned (its status update has not
 // arrived yet) while the Node is there: the launch's provider ID finds the Node, and the Node's event brings
 // the pods nominated to the claim.
