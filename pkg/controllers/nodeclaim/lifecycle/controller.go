@@ -135,15 +135,16 @@ func NewController(deps Deps) *Controller {
 	if reader == nil {
 		reader = deps.Client
 	}
+	registration := &registration{kubeClient: deps.Client, clock: deps.Clock, recorder: deps.Recorder,
+		metrics: m, hints: deps.Hints, reader: reader, held: newHeldNodes()}
 	return &Controller{
 		kubeClient: deps.Client,
 		reader:     reader,
 		clock:      deps.Clock,
 		launch: &launch{kubeClient: deps.Client, cloudProvider: deps.CloudProvider, clock: deps.Clock,
 			recorder: deps.Recorder, metrics: m, cache: launches},
-		registration: &registration{kubeClient: deps.Client, clock: deps.Clock, recorder: deps.Recorder,
-			metrics: m, hints: deps.Hints, reader: reader, held: newHeldNodes()},
-		initialization: &initialization{kubeClient: deps.Client, clock: deps.Clock},
+		registration:   registration,
+		initialization: &initialization{kubeClient: deps.Client, clock: deps.Clock, written: &registration.written},
 		liveness:       &liveness{kubeClient: deps.Client, clock: deps.Clock, metrics: m},
 	}
 }

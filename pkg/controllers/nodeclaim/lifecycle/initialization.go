@@ -26,10 +26,13 @@ const (
 	ReasonResourceNotRegistered     = "ResourceNotRegistered"
 )
 
-// initialization waits for the claim's Node to be usable, then labels it initialized.
+// initialization waits for the claim's Node to be usable, then labels it initialized (unless registration
+// did, in the same write that registered it).
 type initialization struct {
 	kubeClient client.Client
 	clock      clock.Clock
+	// written is registration's: the Node as registration last wrote it, newer than the cache for a while.
+	written *written[*corev1.Node]
 }
 
 func (i *initialization) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (outcome, error) {
@@ -49,6 +52,9 @@ func (i *initialization) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim)
 		}
 		return outcome{}, fmt.Errorf("getting node, %w", err)
 	}
+	if i.written != nil {
+		node = i.written.newest(nodeClaim.Name, node)
+	}
 	// The Node watch reconciles the claim again whenever the Node changes, so no requeue is needed.
 	if reason, message := notInitialized(nodeClaim, node); reason != "" {
 		setUnknown(nodeClaim, now, v1.ConditionTypeInitialized, reason, message)
@@ -60,9 +66,12 @@ func (i *initialization) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim)
 		if err := i.kubeClient.Patch(ctx, node, client.MergeFrom(stored)); err != nil {
 			return outcome{}, fmt.Errorf("labeling node initialized, %w", err)
 		}
-		log.FromContext(ctx).WithValues("Node", klog.KObj(node)).Info("initialized nodeclaim")
 	}
+	log.FromContext(ctx).WithValues("Node", klog.KObj(node)).Info("initialized nodeclaim")
 	setTrue(nodeClaim, now, v1.ConditionTypeInitialized)
+	if i.written != nil {
+		i.written.forget(nodeClaim.Name) // registration is done with it
+	}
 	return outcome{}, nil
 }
 

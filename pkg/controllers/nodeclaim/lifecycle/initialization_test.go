@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/controllers/nodeclaim/lifecycle"
@@ -63,6 +64,17 @@ var _ = Describe("Initialization", func() {
 		expectReconciled(nc)
 		expectInitialized(nc, metav1.ConditionTrue, v1.ConditionTypeInitialized, "")
 		Expect(getNode(node).Labels).To(HaveKeyWithValue(v1.NodeInitializedLabelKey, "true"))
+	})
+	It("labels a node that is already usable at registration in the registering write", func() {
+		nc := launched()
+		node := newNode(nc)
+		setNodeStatus(node, true, basics)
+		counting := &nodePatchCounter{Client: kubeClient}
+		_, err := newController(counting).Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(nc)})
+		Expect(err).NotTo(HaveOccurred())
+		expectInitialized(nc, metav1.ConditionTrue, v1.ConditionTypeInitialized, "")
+		Expect(getNode(node).Labels).To(And(HaveKeyWithValue(v1.NodeRegisteredLabelKey, "true"), HaveKeyWithValue(v1.NodeInitializedLabelKey, "true")))
+		Expect(counting.count).To(Equal(1), "one Node update registers and initializes it")
 	})
 	It("waits for the startup taints to go", func() {
 		nc, node := registered(func(nc *v1.NodeClaim) {

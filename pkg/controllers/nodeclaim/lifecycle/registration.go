@@ -196,10 +196,10 @@ func (r *registration) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (
 		}
 		r.disarmed.Delete(node.Name)
 	}
+	// The Node as written stays in r.written until the cache shows it: initialization reads it from there.
 	if err := r.syncNode(ctx, nodeClaim, r.written.newest(nodeClaim.Name, node), firstRegistration); err != nil {
 		return outcome{}, err
 	}
-	r.written.forget(nodeClaim.Name)
 	nodeClaim.Status.NodeName = node.Name
 	setTrue(nodeClaim, now, v1.ConditionTypeRegistered)
 	if firstRegistration {
@@ -316,7 +316,8 @@ func readyWithoutNotReadyTaints(node *corev1.Node) bool {
 
 // syncNode makes the Node the claim's: the claim's labels and annotations (Node-only ones are kept), its
 // taints (startup taints only at first registration, none when the Node opts out), the owner reference,
-// the termination finalizer and the registered label, without the unregistered taint.
+// the termination finalizer and the registered label, without the unregistered taint; and, at first
+// registration, the initialized label when the Node is already initialized (notInitialized).
 func (r *registration) syncNode(ctx context.Context, nodeClaim *v1.NodeClaim, node *corev1.Node, firstRegistration bool) error {
 	if firstRegistration && !slices.ContainsFunc(node.Spec.Taints, v1.IsUnregisteredTaint) {
 		// Karpenter refuses to register such a Node; Lathe adopts it anyway so providers that don't add the
@@ -338,6 +339,13 @@ func (r *registration) syncNode(ctx context.Context, nodeClaim *v1.NodeClaim, no
 			}
 		}
 		n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, v1.IsUnregisteredTaint)
+		if firstRegistration {
+			if reason, _ := notInitialized(nodeClaim, n); reason == "" {
+				// Already usable (registration held it until Ready): labelled initialized in this write rather
+				// than the next, one Node update fewer for every watcher of Nodes, the kube-scheduler first.
+				n.Labels[v1.NodeInitializedLabelKey] = "true"
+			}
+		}
 		if err := controllerutil.SetControllerReference(nodeClaim, n, r.kubeClient.Scheme()); err != nil {
 			return false, fmt.Errorf("setting nodeclaim as owner of node, %w", err)
 		}
