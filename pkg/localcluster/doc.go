@@ -1,7 +1,8 @@
 // Package localcluster runs a whole Kubernetes cluster on the local machine from the binaries that
 // make tools builds into bin/: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok.
 // kwok plays the kubelet for every Node annotated kwok.x-k8s.io/node=fake, so pods scheduled onto such
-// nodes become Running without containers. It is what make run and the end-to-end tests run Lathe against.
+// nodes become Running without containers, and keeps each such Node's Lease renewed as a kubelet does
+// (stages/kwok-configuration.yaml). It is what make run and the end-to-end tests run Lathe against.
 //
 // # Processes
 //

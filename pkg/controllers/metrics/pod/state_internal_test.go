@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -35,8 +36,7 @@ func BenchmarkPodStateUpdate(b *testing.B) {
 
 // Replacing a pod's series and forgetting the pod leave no series of it behind, and touch no other pod's.
 func TestPodStateSeriesFollowThePod(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	m := newCollectors(reg)
+	m := newCollectors(prometheus.NewRegistry())
 	node := &corev1.Node{}
 	a := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "a"}, Status: corev1.PodStatus{Phase: corev1.PodPending}}
 	other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "b"}, Status: corev1.PodStatus{Phase: corev1.PodPending}}
@@ -45,25 +45,11 @@ func TestPodStateSeriesFollowThePod(t *testing.T) {
 	a.Status.Phase = corev1.PodRunning
 	m.setState(a, node)
 	m.setState(a, node)
-	if got := testSeries(t, reg); got != 2 {
+	if got := testutil.CollectAndCount(m.state); got != 2 {
 		t.Fatalf("%d karpenter_pods_state series after a's change, want 2", got)
 	}
 	m.forget(types.NamespacedName{Namespace: "default", Name: "a"})
-	if got := testSeries(t, reg); got != 1 {
+	if got := testutil.CollectAndCount(m.state); got != 1 {
 		t.Fatalf("%d karpenter_pods_state series after a went, want 1 (b's)", got)
 	}
-}
-
-func testSeries(t *testing.T, reg *prometheus.Registry) int {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() == "karpenter_pods_state" {
-			return len(f.GetMetric())
-		}
-	}
-	return 0
 }
