@@ -71,6 +71,14 @@ func (its InstanceTypes) Compatible(requirements scheduling.Requirements) Instan
 	return out
 }
 
+// Named returns the instance type called name (its node.kubernetes.io/instance-type label), or nil.
+func (its InstanceTypes) Named(name string) *InstanceType {
+	if i := slices.IndexFunc(its, func(it *InstanceType) bool { return it.Name == name }); i >= 0 {
+		return its[i]
+	}
+	return nil
+}
+
 // LaunchedPrice is the hourly price of the offering the NodeClaim launched on, when it launched as this
 // instance type: the cheapest offering of the type compatible with the claim's labels (zone, capacity type,
 // reservation). It is 0 for a nil type, a claim not launched yet or of another type, or an offering the type

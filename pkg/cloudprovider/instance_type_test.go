@@ -112,6 +112,12 @@ func TestInstanceTypesOrderAndCompatible(t *testing.T) {
 	if got := its.Truncate(1); len(got) != 1 {
 		t.Errorf("truncate: %v", names(got))
 	}
+	if got := its.Named("small"); got != its[1] {
+		t.Errorf("named small: %v", got)
+	}
+	if got := its.Named("absent"); got != nil {
+		t.Errorf("named absent: %v, want nil", got)
+	}
 }
 
 func names(its cloudprovider.InstanceTypes) []string {

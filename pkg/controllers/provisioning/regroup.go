@@ -7,7 +7,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
-	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
 	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
 )
 
@@ -72,9 +71,7 @@ func inFlightPrice(in solver.Input) float64 {
 	total := 0.0
 	for _, c := range in.InFlight {
 		its := in.InstanceTypes[c.NodeClaim.Labels[v1.NodePoolLabelKey]]
-		if i := slices.IndexFunc(its, func(it *cloudprovider.InstanceType) bool { return it.Name == c.NodeClaim.Labels[v1.LabelInstanceType] }); i >= 0 {
-			total += its[i].LaunchedPrice(c.NodeClaim)
-		}
+		total += its.Named(c.NodeClaim.Labels[v1.LabelInstanceType]).LaunchedPrice(c.NodeClaim)
 	}
 	return total
 }

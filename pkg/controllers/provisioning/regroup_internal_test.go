@@ -48,11 +48,11 @@ func TestInFlightPriceCountsLaunchedClaims(t *testing.T) {
 	}
 	in := solver.Input{InstanceTypes: map[string]cloudprovider.InstanceTypes{"default": its},
 		InFlight: []solver.InFlightNodeClaim{launched("aws:///us-east-1a/i-1"), launched("aws:///us-east-1a/i-2"), launched("")}}
-	i := slices.IndexFunc(its, func(it *cloudprovider.InstanceType) bool { return it.Name == "c5.xlarge" })
-	if i < 0 {
+	it := its.Named("c5.xlarge")
+	if it == nil {
 		t.Fatal("the catalog has no c5.xlarge")
 	}
-	want := 2 * its[i].LaunchedPrice(in.InFlight[0].NodeClaim)
+	want := 2 * it.LaunchedPrice(in.InFlight[0].NodeClaim)
 	if want == 0 {
 		t.Fatal("the catalog has no on-demand c5.xlarge in us-east-1a")
 	}

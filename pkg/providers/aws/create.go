@@ -278,8 +278,7 @@ func launched(nodeClaim *v1.NodeClaim, nodeClass *awsv1.EC2NodeClass, in *instan
 	if out.Labels == nil {
 		out.Labels = map[string]string{}
 	}
-	if i := slices.IndexFunc(its, func(it *cloudprovider.InstanceType) bool { return it.Name == in.InstanceType }); i >= 0 {
-		it := its[i]
+	if it := its.Named(in.InstanceType); it != nil {
 		for k, v := range it.Requirements.Labels() {
 			out.Labels[k] = v
 		}

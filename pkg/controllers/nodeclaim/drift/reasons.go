@@ -3,7 +3,6 @@ package drift
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
 	"github.com/lathe-autoscaler/lathe/pkg/cloudprovider"
@@ -40,8 +39,8 @@ func (c *Controller) driftReason(ctx context.Context, nodePool *v1.NodePool, nod
 // instanceTypeNotFound reports whether none of the instance types is the claim's with an offering its labels
 // allow. Offerings the provider marks unavailable still count: only a type or offering that is gone drifts.
 func instanceTypeNotFound(its []*cloudprovider.InstanceType, nodeClaim *v1.NodeClaim) bool {
-	i := slices.IndexFunc(its, func(it *cloudprovider.InstanceType) bool { return it.Name == nodeClaim.Labels[v1.LabelInstanceType] })
-	return i < 0 || len(its[i].Offerings.Compatible(scheduling.FromLabels(nodeClaim.Labels))) == 0
+	it := cloudprovider.InstanceTypes(its).Named(nodeClaim.Labels[v1.LabelInstanceType])
+	return it == nil || len(it.Offerings.Compatible(scheduling.FromLabels(nodeClaim.Labels))) == 0
 }
 
 // hashDrifted reports whether the pool's template hash differs from the one the claim was made with. Hashes
