@@ -3,6 +3,7 @@ package provisioning
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -33,8 +34,9 @@ func TestRegroupWinsOnlyForAShareOfWhatThePassPaysFor(t *testing.T) {
 	}
 }
 
-// Claims in flight count at the price of the offering they launched on; one not launched counts nothing.
-func TestInFlightPriceCountsLaunchedClaims(t *testing.T) {
+// Claims in flight count at the price of the offering they launched on; one not launched yet at the
+// cheapest offering its requirements allow.
+func TestInFlightPriceCountsEveryClaim(t *testing.T) {
 	its, err := catalog.EC2(catalog.EC2Options{Categories: []string{"c"}})
 	if err != nil {
 		t.Fatal(err)
@@ -46,18 +48,29 @@ func TestInFlightPriceCountsLaunchedClaims(t *testing.T) {
 			Status: v1.NodeClaimStatus{ProviderID: providerID},
 		}, Pods: []*corev1.Pod{}}
 	}
+	requirement := func(key string, values ...string) v1.NodeSelectorRequirementWithMinValues {
+		return v1.NodeSelectorRequirementWithMinValues{Key: key, Operator: corev1.NodeSelectorOpIn, Values: values}
+	}
+	notLaunched := solver.InFlightNodeClaim{NodeClaim: &v1.NodeClaim{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{v1.NodePoolLabelKey: "default"}},
+		Spec: v1.NodeClaimSpec{Requirements: []v1.NodeSelectorRequirementWithMinValues{
+			requirement(v1.LabelInstanceType, "c5.2xlarge", "c5.xlarge"),
+			requirement(v1.LabelTopologyZone, "us-east-1a"),
+			requirement(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand),
+		}},
+	}}
 	in := solver.Input{InstanceTypes: map[string]cloudprovider.InstanceTypes{"default": its},
-		InFlight: []solver.InFlightNodeClaim{launched("aws:///us-east-1a/i-1"), launched("aws:///us-east-1a/i-2"), launched("")}}
+		InFlight: []solver.InFlightNodeClaim{launched("aws:///us-east-1a/i-1"), launched("aws:///us-east-1a/i-2"), notLaunched}}
 	it := its.Named("c5.xlarge")
 	if it == nil {
 		t.Fatal("the catalog has no c5.xlarge")
 	}
-	want := 2 * it.LaunchedPrice(in.InFlight[0].NodeClaim)
-	if want == 0 {
+	price := it.LaunchedPrice(in.InFlight[0].NodeClaim)
+	if price == 0 {
 		t.Fatal("the catalog has no on-demand c5.xlarge in us-east-1a")
 	}
-	if got := inFlightPrice(in); got != want {
-		t.Errorf("in-flight price %.4f, want %.4f (two launched c5.xlarge)", got, want)
+	if got, want := inFlightPrice(in), 3*price; math.Abs(got-want) > 1e-9 {
+		t.Errorf("in-flight price %.4f, want %.4f (two launched c5.xlarge and one that may launch as one)", got, want)
 	}
 }
 
