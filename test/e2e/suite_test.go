@@ -95,14 +95,18 @@ func run(m *testing.M) (int, error) {
 	return code, nil
 }
 
-// auditPolicy records every request's metadata (who, what, when, outcome) and the body of Node patches.
+// auditPolicy records every request's metadata (who, what, when, outcome), the body of Node, NodeClaim and
+// pod status patches (hints set and cleared) and of bindings (where each pod went).
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
 rules:
 - level: Request
   verbs: [patch]
-  resources: [{group: "", resources: [nodes]}, {group: karpenter.sh, resources: [nodeclaims, nodeclaims/status]}]
+  resources: [{group: "", resources: [nodes, pods/status]}, {group: karpenter.sh, resources: [nodeclaims, nodeclaims/status]}]
+- level: Request
+  verbs: [create]
+  resources: [{group: "", resources: [pods/binding]}]
 - level: Metadata
 `
 
