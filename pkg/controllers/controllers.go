@@ -77,6 +77,7 @@ func Register(ctx context.Context, deps Deps) error {
 		BatchIdleDuration: deps.Options.BatchIdleDuration,
 		BatchMaxDuration:  deps.Options.BatchMaxDuration,
 		Scheduling:        cluster.Scheduling,
+		PlanUntriedPods:   deps.Options.PlanUntriedPods,
 		SolverOptions: solver.Options{
 			PreferencePolicy: solver.PreferencePolicy(deps.Options.PreferencePolicy),
 			MinValuesPolicy:  scheduling.MinValuesPolicy(deps.Options.MinValuesPolicy),
@@ -120,6 +121,7 @@ func Register(ctx context.Context, deps Deps) error {
 			Client: mgr.GetClient(), Cluster: cluster, Marker: cluster.Deletions, CloudProvider: measured("disruption"),
 			Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry,
 			SpotToSpotConsolidation: deps.Options.FeatureGates.SpotToSpotConsolidation,
+			PlanUntriedPods:         deps.Options.PlanUntriedPods,
 			SolverOptions: solver.Options{
 				PreferencePolicy: solver.PreferencePolicy(deps.Options.PreferencePolicy),
 				MinValuesPolicy:  scheduling.MinValuesPolicy(deps.Options.MinValuesPolicy),

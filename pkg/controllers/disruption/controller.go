@@ -56,8 +56,10 @@ type Deps struct {
 	Registerer    prometheus.Registerer
 	// SpotToSpotConsolidation is the feature gate of that name.
 	SpotToSpotConsolidation bool
-	// SolverOptions are the provisioner's.
-	SolverOptions solver.Options
+	// SolverOptions and PlanUntriedPods are the provisioner's: what the simulations assume and which
+	// pending pods they leave room for.
+	SolverOptions   solver.Options
+	PlanUntriedPods bool
 }
 
 // Controller is the singleton disruption loop.
@@ -247,7 +249,7 @@ func (c *Controller) view(ctx context.Context) (*View, error) {
 	if err := c.deps.Client.List(ctx, &pods); err != nil {
 		return nil, fmt.Errorf("listing pods, %w", err)
 	}
-	pending := provisioning.PendingPods(pods.Items)
+	pending := provisioning.PendingPods(pods.Items, c.deps.Clock.Now(), c.deps.PlanUntriedPods)
 	return &View{
 		Snapshot: snap, NodePools: pools, InstanceTypes: types, LaunchablePools: launchable,
 		Volumes: volumes, Now: c.deps.Clock.Now(), Busy: c.queue.Busy(), Pending: pending,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -54,7 +55,7 @@ func (p *Provisioner) readInput(ctx context.Context) (solver.Input, []IgnoredPod
 	in.NodePools, in.InstanceTypes = pools, instanceTypes
 	var draining []*corev1.Pod
 	in.Nodes, in.InFlight, draining = ExistingCapacity(snapshot)
-	pending, ignored := splitIgnored(provisionable(pods.Items))
+	pending, ignored := splitIgnored(plannable(pods.Items, p.deps.Clock.Now(), p.deps.PlanUntriedPods))
 	in.Pods = sortPods(append(unpinned(pending, in), draining...))
 	in.DaemonSets = snapshot.DaemonSets
 	if in.Volumes, err = ListVolumes(ctx, p.deps.Client); err != nil {
@@ -101,18 +102,18 @@ func ReadPools(ctx context.Context, c client.Reader, cloud cloudprovider.CloudPr
 	return pools, types, nil
 }
 
-// PendingPods returns the provisionable pods provisioning does not ignore: what provisioning places, and
-// what disruption's simulations leave room for.
-func PendingPods(all []corev1.Pod) []*corev1.Pod {
-	pending, _ := splitIgnored(provisionable(all))
+// PendingPods returns the plannable pods (see Plannable) provisioning does not ignore: what provisioning
+// places, and what disruption's simulations leave room for.
+func PendingPods(all []corev1.Pod, now time.Time, untried bool) []*corev1.Pod {
+	pending, _ := splitIgnored(plannable(all, now, untried))
 	return pending
 }
 
-// provisionable returns the pods Provisionable accepts.
-func provisionable(all []corev1.Pod) []*corev1.Pod {
+// plannable returns the pods Plannable accepts.
+func plannable(all []corev1.Pod, now time.Time, untried bool) []*corev1.Pod {
 	var out []*corev1.Pod
 	for i := range all {
-		if ok, _ := Provisionable(&all[i]); ok {
+		if Plannable(&all[i], now, untried) {
 			out = append(out, &all[i])
 		}
 	}

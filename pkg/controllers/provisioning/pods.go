@@ -2,6 +2,7 @@ package provisioning
 
 import (
 	"encoding/json"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -20,25 +21,72 @@ const NominationFieldManager = "lathe-nominator"
 // finished or waiting for a preemption it triggered (a status.nominatedNodeName Lathe did not set), it is
 // not a daemonset's or a node's own (mirror) pod, and it is for the default scheduler.
 func Provisionable(pod *corev1.Pod) (bool, string) {
-	switch {
-	case pod.Spec.NodeName != "":
-		return false, "bound"
-	case pod.DeletionTimestamp != nil:
-		return false, "terminating"
-	case scheduling.IsTerminal(pod):
-		return false, "terminal"
-	case pod.Spec.SchedulerName != "" && pod.Spec.SchedulerName != DefaultSchedulerName:
-		return false, "other scheduler"
-	case pod.Status.NominatedNodeName != "" && NominatedNodeNameOwner(pod) != NominationFieldManager:
-		return false, "preempting"
-	case scheduling.IsDaemonSetPod(pod):
-		return false, "daemonset"
-	case scheduling.IsMirrorPod(pod):
-		return false, "mirror pod"
-	case !markedUnschedulable(pod):
+	if why := leftAlone(pod); why != "" {
+		return false, why
+	}
+	if !markedUnschedulable(pod) {
 		return false, "not yet marked unschedulable"
 	}
 	return true, ""
+}
+
+// UntriedGrace is how long after its creation a pod the kube-scheduler has not tried yet is planned anyway
+// (see Plannable): a scheduler keeping up decides on a new pod in milliseconds, so one that has not in a
+// second is behind.
+const UntriedGrace = time.Second
+
+// Plannable reports whether a provisioning pass plans the pod: a Provisionable pod, and, when untried is
+// set, a pod the kube-scheduler has not tried yet (no PodScheduled condition, no scheduling gates) that
+// was created UntriedGrace or more before now and is otherwise provisionable.
+//
+// Karpenter waits for the kube-scheduler's verdict. When many pods arrive at once the kube-scheduler falls
+// behind, by tens of seconds on a busy control plane, and the pods it has not reached yet come to
+// provisioning in a later, smaller pass, where a group needing hosts of its own (hostname anti-affinity)
+// finds the earlier NodeClaims full and opens one claim per pod. Planning them with the pods already
+// judged gives one plan for what has arrived. A pod that fits existing capacity is planned there and opens
+// nothing; the kube-scheduler still decides where every pod goes. Untried pods do not start a batch:
+// Provisionable pods do.
+func Plannable(pod *corev1.Pod, now time.Time, untried bool) bool {
+	if ok, _ := Provisionable(pod); ok {
+		return true
+	}
+	return untried && leftAlone(pod) == "" && notTriedYet(pod) && now.Sub(pod.CreationTimestamp.Time) >= UntriedGrace
+}
+
+// notTriedYet reports whether the kube-scheduler has not looked at the pod: it has no PodScheduled
+// condition and no scheduling gates (a gated pod is not the kube-scheduler's to try until they are gone).
+func notTriedYet(pod *corev1.Pod) bool {
+	if len(pod.Spec.SchedulingGates) > 0 {
+		return false
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			return false
+		}
+	}
+	return true
+}
+
+// leftAlone returns why provisioning leaves the pod alone whatever the kube-scheduler said of it, empty when
+// it does not.
+func leftAlone(pod *corev1.Pod) string {
+	switch {
+	case pod.Spec.NodeName != "":
+		return "bound"
+	case pod.DeletionTimestamp != nil:
+		return "terminating"
+	case scheduling.IsTerminal(pod):
+		return "terminal"
+	case pod.Spec.SchedulerName != "" && pod.Spec.SchedulerName != DefaultSchedulerName:
+		return "other scheduler"
+	case pod.Status.NominatedNodeName != "" && NominatedNodeNameOwner(pod) != NominationFieldManager:
+		return "preempting"
+	case scheduling.IsDaemonSetPod(pod):
+		return "daemonset"
+	case scheduling.IsMirrorPod(pod):
+		return "mirror pod"
+	}
+	return ""
 }
 
 // markedUnschedulable reports whether the kube-scheduler set PodScheduled=False with reason Unschedulable.

@@ -38,6 +38,9 @@ type Deps struct {
 	BatchMaxDuration  time.Duration
 	// SolverOptions carry the preference and minValues policies.
 	SolverOptions solver.Options
+	// PlanUntriedPods plans pods the kube-scheduler has not tried yet with the ones it marked unschedulable
+	// (PLAN_UNTRIED_PODS, see Plannable).
+	PlanUntriedPods bool
 	// Scheduling records when pending pods are taken up and decided on (the cluster state's); nil: not
 	// recorded.
 	Scheduling *state.SchedulingTimes

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -114,15 +115,22 @@ func newHarness() *harness { return newHarnessWithClient(cachedClient) }
 
 // newHarnessWithClient builds the harness on a client of the test's choice (one that injects failures,
 // for example).
-func newHarnessWithClient(c client.Client) *harness {
+func newHarnessWithClient(c client.Client) *harness { return newHarnessWith(c, nil) }
+
+// newHarnessWith builds the harness on a client of the test's choice, with deps changed by mutate (when not
+// nil).
+func newHarnessWith(c client.Client, mutate func(*provisioning.Deps)) *harness {
 	rec := &eventsfake.Recorder{}
 	cloud := fake.New(catalog.KarpenterBenchmark()[:64]...)
 	reg := prometheus.NewRegistry()
-	p := provisioning.NewProvisioner(provisioning.Deps{
+	deps := provisioning.Deps{
 		Client: c, Cluster: cluster, CloudProvider: cloud, Clock: clocktesting.NewFakeClock(time.Now()), Recorder: rec,
 		Registerer: reg, BatchIdleDuration: time.Second, BatchMaxDuration: 10 * time.Second,
-	})
-	return &harness{provisioner: p, recorder: rec, cloud: cloud, registry: reg}
+	}
+	if mutate != nil {
+		mutate(&deps)
+	}
+	return &harness{provisioner: provisioning.NewProvisioner(deps), recorder: rec, cloud: cloud, registry: reg}
 }
 
 // cleanup deletes every object the provisioning tests create. NodeClaims are created with the termination
@@ -197,6 +205,50 @@ func createPendingPod(t *testing.T, name, cpu string, mutate func(*corev1.Pod)) 
 		t.Fatal(err)
 	}
 	return pod
+}
+
+// TestProvisionPlansPodsTheSchedulerHasNotTried: with PLAN_UNTRIED_PODS a pass plans a pod the kube-scheduler
+// has not tried yet a second after its creation, next to the one it marked unschedulable; without it, only
+// the marked one.
+func TestProvisionPlansPodsTheSchedulerHasNotTried(t *testing.T) {
+	for _, untried := range []bool{true, false} {
+		t.Run(fmt.Sprintf("PLAN_UNTRIED_PODS=%v", untried), func(t *testing.T) {
+			t.Cleanup(func() { cleanup(t) })
+			h := newHarnessWith(cachedClient, func(d *provisioning.Deps) {
+				d.PlanUntriedPods = untried
+				d.Clock = clocktesting.NewFakeClock(time.Now().Add(5 * time.Second)) // the pods below are 5s old
+			})
+			createPool(t, "default", nil)
+			createPendingPod(t, "marked", "1", nil)
+			fresh := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: "untried", Namespace: "default"},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "pause",
+					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}},
+			}
+			if err := env.Client.Create(context.Background(), fresh); err != nil {
+				t.Fatal(err)
+			}
+			err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+				return cachedClient.Get(ctx, client.ObjectKeyFromObject(fresh), &corev1.Pod{}) == nil, nil
+			})
+			if err != nil {
+				t.Fatalf("waiting for the cache to show the untried pod: %v", err)
+			}
+			provision(t, h.provisioner, 1)
+			want := []string{"marked"}
+			if untried {
+				want = []string{"marked", "untried"}
+			}
+			var got []string
+			for _, e := range h.recorder.WithReason("Nominated") {
+				got = append(got, e.InvolvedObject.(*corev1.Pod).Name)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("pods nominated: %v, want %v", got, want)
+			}
+		})
+	}
 }
 
 func listClaims(t *testing.T) []v1.NodeClaim {

@@ -126,6 +126,9 @@ type Options struct {
 	// NominatedNodeName is auto, true or false: whether Lathe sets the status.nominatedNodeName of pending
 	// pods to the Node it planned them onto (KEP-5278); auto means when the API server is v1.35 or later.
 	NominatedNodeName string
+	// PlanUntriedPods plans pending pods the kube-scheduler has not tried yet, a second after their creation,
+	// with those it marked unschedulable.
+	PlanUntriedPods bool
 	// SimLaunchDelay is how long a simulated instance takes to appear as a Node (CLOUD_PROVIDER=sim only).
 	SimLaunchDelay time.Duration
 }

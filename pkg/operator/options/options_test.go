@@ -110,6 +110,7 @@ func TestFromEnvironment(t *testing.T) {
 		"CLOUD_PROVIDER":                      "aws",
 		"SIM_LAUNCH_DELAY":                    "3s",
 		"NOMINATED_NODE_NAME":                 "false",
+		"PLAN_UNTRIED_PODS":                   "true",
 	}))
 	if err != nil {
 		t.Fatalf("Parse() error = %v", err)
@@ -153,6 +154,7 @@ func TestFromEnvironment(t *testing.T) {
 		CloudProvider:                    "aws",
 		SimLaunchDelay:                   3 * time.Second,
 		NominatedNodeName:                "false",
+		PlanUntriedPods:                  true,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Parse() from environment\n got: %+v\nwant: %+v", got, want)
