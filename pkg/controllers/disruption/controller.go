@@ -249,10 +249,10 @@ func (c *Controller) view(ctx context.Context) (*View, error) {
 	if err := c.deps.Client.List(ctx, &pods); err != nil {
 		return nil, fmt.Errorf("listing pods, %w", err)
 	}
-	pending := provisioning.PendingPods(pods.Items, c.deps.Clock.Now(), c.deps.PlanUntriedPods)
+	now := c.deps.Clock.Now()
 	return &View{
 		Snapshot: snap, NodePools: pools, InstanceTypes: types, LaunchablePools: launchable,
-		Volumes: volumes, Now: c.deps.Clock.Now(), Busy: c.queue.Busy(), Pending: pending,
+		Volumes: volumes, Now: now, Busy: c.queue.Busy(), Pending: provisioning.PendingPods(pods.Items, now, c.deps.PlanUntriedPods),
 	}, nil
 }
 

@@ -47,10 +47,10 @@ const UntriedGrace = time.Second
 // nothing; the kube-scheduler still decides where every pod goes. Untried pods do not start a batch:
 // Provisionable pods do.
 func Plannable(pod *corev1.Pod, now time.Time, untried bool) bool {
-	if ok, _ := Provisionable(pod); ok {
-		return true
+	if leftAlone(pod) != "" {
+		return false
 	}
-	return untried && leftAlone(pod) == "" && notTriedYet(pod) && now.Sub(pod.CreationTimestamp.Time) >= UntriedGrace
+	return markedUnschedulable(pod) || untried && notTriedYet(pod) && now.Sub(pod.CreationTimestamp.Time) >= UntriedGrace
 }
 
 // notTriedYet reports whether the kube-scheduler has not looked at the pod: it has no PodScheduled
