@@ -25,6 +25,9 @@ type nomination struct {
 	pod    *corev1.Pod
 	target Target
 	at     time.Time
+	// hint is the pod's status.nominatedNodeName as last seen (UpdatePod): the Node the kube-scheduler is
+	// told to try first.
+	hint string
 }
 
 // MinNominationWindow and NominationWindow give how long a nomination to a Node holds: twice the longest
@@ -34,6 +37,14 @@ type nomination struct {
 // (liveness deletes a claim that does not launch or register in time, and the nomination goes with it); the
 // window starts once the claim is Registered and its Node Ready.
 const MinNominationWindow = 10 * time.Second
+
+// HintedNominationLimit is how long a nomination to a Node holds while the pod's status.nominatedNodeName
+// names that Node, counted as the window is (at least the window). The kube-scheduler clears the hint when it
+// tries the pod and cannot place it there, so a hint still in place means the pod has not been turned away,
+// only not tried yet: under load the kube-scheduler takes half a minute and more to come back to a pod
+// (docs/performance.md, seventeenth session), and planning such a pod anew moved its hint while the
+// kube-scheduler was about to bind it to the old one. The limit still plans a pod stuck there again.
+const HintedNominationLimit = 2 * time.Minute
 
 // NominationWindow returns the window for the given BATCH_MAX_DURATION.
 func NominationWindow(batchMaxDuration time.Duration) time.Duration {
@@ -55,7 +66,7 @@ func (s *PodStore) Nominate(pod *corev1.Pod, target Target, at time.Time) bool {
 		old.pod = pod.DeepCopy()
 		return false
 	}
-	s.nominated[key] = &nomination{pod: pod.DeepCopy(), target: target, at: at}
+	s.nominated[key] = &nomination{pod: pod.DeepCopy(), target: target, at: at, hint: pod.Status.NominatedNodeName}
 	s.stamp.Bump()
 	return true
 }
@@ -85,7 +96,7 @@ func (s *PodStore) nominations() []nomination {
 	defer s.mu.RUnlock()
 	out := make([]nomination, 0, len(s.nominated))
 	for _, n := range s.nominated {
-		out = append(out, nomination{pod: n.pod.DeepCopy(), target: n.target, at: n.at})
+		out = append(out, nomination{pod: n.pod.DeepCopy(), target: n.target, at: n.at, hint: n.hint})
 	}
 	slices.SortFunc(out, func(a, b nomination) int {
 		return cmp.Or(cmp.Compare(a.pod.Namespace, b.pod.Namespace), cmp.Compare(a.pod.Name, b.pod.Name))
@@ -98,6 +109,7 @@ type nominationKey struct {
 	pod    types.NamespacedName
 	target Target
 	at     time.Time
+	hint   string
 }
 
 // nominationKeys returns every nomination's pod key, target and time, sorted by pod, copying no pod.
@@ -106,7 +118,7 @@ func (s *PodStore) nominationKeys() []nominationKey {
 	defer s.mu.RUnlock()
 	out := make([]nominationKey, 0, len(s.nominated))
 	for key, n := range s.nominated {
-		out = append(out, nominationKey{pod: key, target: n.target, at: n.at})
+		out = append(out, nominationKey{pod: key, target: n.target, at: n.at, hint: n.hint})
 	}
 	slices.SortFunc(out, func(a, b nominationKey) int {
 		return cmp.Or(cmp.Compare(a.pod.Namespace, b.pod.Namespace), cmp.Compare(a.pod.Name, b.pod.Name))
@@ -136,7 +148,7 @@ func (s *PodStore) nominationOf(key types.NamespacedName) (nominationKey, bool) 
 	if !ok {
 		return nominationKey{}, false
 	}
-	return nominationKey{pod: key, target: n.target, at: n.at}, true
+	return nominationKey{pod: key, target: n.target, at: n.at, hint: n.hint}, true
 }
 
 // Nomination is a live nomination as Cluster.Nominations reports it.
@@ -152,11 +164,12 @@ type Nomination struct {
 
 // liveness is the one rule for whether a nomination still holds (see NominationWindow): its target exists
 // and is not marked for deletion, and the window has not passed since the latest of the nomination, the
-// target's Node becoming Ready (else its creation) and its NodeClaim becoming Registered. A Node whose
-// NodeClaim is not Registered yet is held by registration: the kube-scheduler cannot place pods there, and
-// the nomination holds as for a claim in flight. It returns the Node name (empty while the claim has none)
-// and the expiry (zero while in flight or held).
-func (c *Cluster) liveness(at time.Time, m machineRef, now time.Time) (string, time.Time, bool) {
+// target's Node becoming Ready (else its creation) and its NodeClaim becoming Registered; while the pod's
+// hint names the Node, HintedNominationLimit replaces the window. A Node whose NodeClaim is not Registered
+// yet is held by registration: the kube-scheduler cannot place pods there, and the nomination holds as for
+// a claim in flight. It returns the Node name (empty while the claim has none) and the expiry (zero while in
+// flight or held).
+func (c *Cluster) liveness(at time.Time, hint string, m machineRef, now time.Time) (string, time.Time, bool) {
 	if !m.found || m.marked {
 		return "", time.Time{}, false
 	}
@@ -170,7 +183,11 @@ func (c *Cluster) liveness(at time.Time, m machineRef, now time.Time) (string, t
 	if m.usableSince.After(start) {
 		start = m.usableSince
 	}
-	until := start.Add(c.window)
+	window := c.window
+	if hint == m.node {
+		window = max(window, HintedNominationLimit)
+	}
+	until := start.Add(window)
 	return m.node, until, now.Before(until)
 }
 
@@ -241,7 +258,7 @@ func (c *Cluster) Nominations() []Nomination {
 	now := c.clock.Now()
 	var out []Nomination
 	for _, n := range c.Pods.nominationKeys() {
-		node, until, live := c.liveness(n.at, c.Nodes.ref(n.target, marks), now)
+		node, until, live := c.liveness(n.at, n.hint, c.Nodes.ref(n.target, marks), now)
 		if live {
 			out = append(out, Nomination{Pod: n.pod, Target: n.target, NodeName: node, Until: until})
 		}
@@ -260,7 +277,7 @@ func (c *Cluster) NominationOf(pod types.NamespacedName) (Nomination, bool) {
 	if !ok {
 		return Nomination{}, false
 	}
-	node, until, live := c.liveness(n.at, c.Nodes.ref(n.target, c.Deletions.all()), c.clock.Now())
+	node, until, live := c.liveness(n.at, n.hint, c.Nodes.ref(n.target, c.Deletions.all()), c.clock.Now())
 	if !live {
 		return Nomination{}, false
 	}
@@ -328,7 +345,7 @@ func (c *Cluster) attachNominations(snap *Snapshot, v nodeView, marks map[string
 	}
 	now := c.clock.Now()
 	for _, n := range noms {
-		node, _, live := c.liveness(n.at, pick(n.target, byClaim, byNode, marks), now)
+		node, _, live := c.liveness(n.at, n.hint, pick(n.target, byClaim, byNode, marks), now)
 		switch {
 		case !live:
 		case node != "" && nodes[node] != nil:

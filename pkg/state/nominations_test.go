@@ -163,6 +163,47 @@ var _ = Describe("Nominations", func() {
 		h.clock.Step(state.MinNominationWindow)
 		Expect(h.cluster.Nominations()).To(BeEmpty())
 	})
+
+	It("holds a nomination while the pod's hint names its Node, up to the hinted limit", func(ctx context.Context) {
+		node := createNode(ctx, "node-1", "pool-a", "aws:///zone-a/i-1", resources("4", "16Gi"))
+		hinted, other := createPod(ctx, "hinted", "", "1", "1Gi", 0), createPod(ctx, "other", "", "1", "1Gi", 0)
+		h.sync(ctx, node, hinted, other)
+		h.clock.Step(time.Minute)
+		start := h.clock.Now()
+		h.cluster.Nominate(hinted, state.Target{Node: node.Name})
+		h.cluster.Nominate(other, state.Target{Node: node.Name})
+
+		stamp := h.cluster.ChangeStamp()
+		hinted.Status.NominatedNodeName = node.Name
+		Expect(env.Client.Status().Update(ctx, hinted)).To(Succeed())
+		other.Status.NominatedNodeName = "node-2" // a hint naming another Node does not count
+		Expect(env.Client.Status().Update(ctx, other)).To(Succeed())
+		h.sync(ctx, hinted, other)
+		Expect(h.cluster.ChangeStamp()).To(BeNumerically(">", stamp), "how long a nomination holds changed")
+		n, ok := h.cluster.NominationOf(key("hinted"))
+		Expect(ok).To(BeTrue())
+		Expect(n.Until).To(Equal(start.Add(state.HintedNominationLimit)))
+
+		h.clock.Step(state.MinNominationWindow)
+		_, ok = h.cluster.NominationOf(key("other"))
+		Expect(ok).To(BeFalse())
+		Expect(stateNode(h.cluster.Snapshot(), "node-1").Nominated).To(HaveLen(1))
+
+		// The kube-scheduler tried the pod and cleared the hint: the window has passed, the nomination ends.
+		hinted.Status.NominatedNodeName = ""
+		Expect(env.Client.Status().Update(ctx, hinted)).To(Succeed())
+		h.sync(ctx, hinted)
+		_, ok = h.cluster.NominationOf(key("hinted"))
+		Expect(ok).To(BeFalse())
+
+		// Put back, it holds again until the limit, and not after.
+		hinted.Status.NominatedNodeName = node.Name
+		Expect(env.Client.Status().Update(ctx, hinted)).To(Succeed())
+		h.sync(ctx, hinted)
+		Expect(h.cluster.Nominations()).To(HaveLen(1))
+		h.clock.SetTime(start.Add(state.HintedNominationLimit))
+		Expect(h.cluster.Nominations()).To(BeEmpty())
+	})
 })
 
 var _ = Describe("NominationWindow", func() {

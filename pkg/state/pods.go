@@ -58,6 +58,9 @@ func (s *PodStore) UpdatePod(pod *corev1.Pod) {
 		s.unbindLocked(key)
 		if n, ok := s.nominated[key]; ok && n.pod.UID != pod.UID {
 			s.forgetNomination(key)
+		} else if ok && n.hint != pod.Status.NominatedNodeName {
+			n.hint = pod.Status.NominatedNodeName // how long the nomination holds depends on it (liveness)
+			s.stamp.Bump()
 		}
 		return
 	}
