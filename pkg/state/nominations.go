@@ -38,13 +38,15 @@ type nomination struct {
 // window starts once the claim is Registered and its Node Ready.
 const MinNominationWindow = 10 * time.Second
 
-// HintedNominationLimit is how long a nomination to a Node holds while the pod's status.nominatedNodeName
-// names that Node, counted as the window is (at least the window). The kube-scheduler clears the hint when it
-// tries the pod and cannot place it there, so a hint still in place means the pod has not been turned away,
-// only not tried yet: under load the kube-scheduler takes half a minute and more to come back to a pod
-// (docs/performance.md, seventeenth session), and planning such a pod anew moved its hint while the
-// kube-scheduler was about to bind it to the old one. The limit still plans a pod stuck there again.
-const HintedNominationLimit = 2 * time.Minute
+// HintedWindowFactor is how many windows a nomination to a Node holds while the pod's status.nominatedNodeName
+// names that Node. The kube-scheduler clears the hint when it tries the pod and cannot place it there, so a
+// hint in place means the pod has not been turned away, only not tried yet: under load the kube-scheduler
+// takes half a minute to come back to a pod (docs/performance.md, seventeenth session), and planning such a
+// pod anew after one window moved its hint while the kube-scheduler was about to bind it to the old one. The
+// hold is still bounded: the kube-scheduler does not retry a pod on a status change, and a pod it has set
+// aside until some other event stays there; with two minutes, such a pod held a 500-pod run for that long
+// before it was planned again.
+const HintedWindowFactor = 2
 
 // NominationWindow returns the window for the given BATCH_MAX_DURATION.
 func NominationWindow(batchMaxDuration time.Duration) time.Duration {
@@ -165,7 +167,7 @@ type Nomination struct {
 // liveness is the one rule for whether a nomination still holds (see NominationWindow): its target exists
 // and is not marked for deletion, and the window has not passed since the latest of the nomination, the
 // target's Node becoming Ready (else its creation) and its NodeClaim becoming Registered; while the pod's
-// hint names the Node, HintedNominationLimit replaces the window. A Node whose NodeClaim is not Registered
+// hint names the Node, the window is HintedWindowFactor times as long. A Node whose NodeClaim is not Registered
 // yet is held by registration: the kube-scheduler cannot place pods there, and the nomination holds as for
 // a claim in flight. It returns the Node name (empty while the claim has none) and the expiry (zero while in
 // flight or held).
@@ -185,7 +187,7 @@ func (c *Cluster) liveness(at time.Time, hint string, m machineRef, now time.Tim
 	}
 	window := c.window
 	if hint == m.node {
-		window = max(window, HintedNominationLimit)
+		window *= HintedWindowFactor
 	}
 	until := start.Add(window)
 	return m.node, until, now.Before(until)

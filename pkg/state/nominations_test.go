@@ -164,7 +164,7 @@ var _ = Describe("Nominations", func() {
 		Expect(h.cluster.Nominations()).To(BeEmpty())
 	})
 
-	It("holds a nomination while the pod's hint names its Node, up to the hinted limit", func(ctx context.Context) {
+	It("holds a nomination longer while the pod's hint names its Node", func(ctx context.Context) {
 		node := createNode(ctx, "node-1", "pool-a", "aws:///zone-a/i-1", resources("4", "16Gi"))
 		hinted, other := createPod(ctx, "hinted", "", "1", "1Gi", 0), createPod(ctx, "other", "", "1", "1Gi", 0)
 		h.sync(ctx, node, hinted, other)
@@ -182,7 +182,7 @@ var _ = Describe("Nominations", func() {
 		Expect(h.cluster.ChangeStamp()).To(BeNumerically(">", stamp), "how long a nomination holds changed")
 		n, ok := h.cluster.NominationOf(key("hinted"))
 		Expect(ok).To(BeTrue())
-		Expect(n.Until).To(Equal(start.Add(state.HintedNominationLimit)))
+		Expect(n.Until).To(Equal(start.Add(state.HintedWindowFactor * state.MinNominationWindow)))
 
 		h.clock.Step(state.MinNominationWindow)
 		_, ok = h.cluster.NominationOf(key("other"))
@@ -196,12 +196,12 @@ var _ = Describe("Nominations", func() {
 		_, ok = h.cluster.NominationOf(key("hinted"))
 		Expect(ok).To(BeFalse())
 
-		// Put back, it holds again until the limit, and not after.
+		// Put back, it holds again until the longer window ends, and not after.
 		hinted.Status.NominatedNodeName = node.Name
 		Expect(env.Client.Status().Update(ctx, hinted)).To(Succeed())
 		h.sync(ctx, hinted)
 		Expect(h.cluster.Nominations()).To(HaveLen(1))
-		h.clock.SetTime(start.Add(state.HintedNominationLimit))
+		h.clock.SetTime(start.Add(state.HintedWindowFactor * state.MinNominationWindow))
 		Expect(h.cluster.Nominations()).To(BeEmpty())
 	})
 })

@@ -203,3 +203,58 @@ func TestProvisionRegroupsPodsOfClaimsInFlightWhenThatCostsLess(t *testing.T) {
 		t.Errorf("second pass published %d Nominated events, want 5", got)
 	}
 }
+
+// The same holds for pods nominated to a Node and still waiting for the kube-scheduler: a pod of the first
+// pass makes room on the Node for one that needs a host of its own, and moves to a new claim.
+func TestProvisionRegroupsPodsWaitingOnANode(t *testing.T) {
+	t.Cleanup(func() { cleanup(t); cleanupNodes(t) })
+	h := newHarness()
+	its, err := catalog.EC2(catalog.EC2Options{Categories: []string{"c", "m", "r"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.cloud.InstanceTypes = its
+	createPool(t, "default", func(pool *v1.NodePool) {
+		pool.Spec.Template.Spec.Requirements = append(pool.Spec.Template.Spec.Requirements,
+			v1.NodeSelectorRequirementWithMinValues{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeOnDemand}})
+	})
+	node := createNode(t, "waiting-room", "2", nil)
+	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(node), node); err != nil {
+		t.Fatal(err)
+	}
+	node.Spec.Taints = nil // the API server's not-ready taint, which a kubelet would shed
+	if err := env.Client.Update(context.Background(), node); err != nil {
+		t.Fatal(err)
+	}
+	awaitState(t, func(s *state.Snapshot) bool {
+		n := snapshotNode(s, node.Name)
+		return n != nil && !n.Allocatable.Cpu().IsZero() && len(n.Taints) == 0
+	})
+	for i := range 4 {
+		createPendingPod(t, fmt.Sprintf("first-%d", i), "450m", nil)
+	}
+	if first := provision(t, h.provisioner, 4); len(first.NodeClaims) != 0 || len(first.Placements) != 4 {
+		t.Fatalf("first pass opened %d claims and placed %d pods on the Node, want 0 and 4", len(first.NodeClaims), len(first.Placements))
+	}
+	for i := range 4 {
+		createPendingPod(t, fmt.Sprintf("anti-%d", i), "450m", antiAffine)
+	}
+	second := provision(t, h.provisioner, 8)
+	// Kept on the Node, the first pods leave no room for an anti-affine pod, and each of the four opens a
+	// claim of its own; regrouped, one of them takes the place of a first pod, which joins a new claim.
+	if len(second.NodeClaims) != 3 {
+		t.Errorf("second pass opens %d claims at $%.4f/h, want 3", len(second.NodeClaims), second.PricePerHour)
+	}
+	moved, onNode := 0, 0
+	for i := range 4 {
+		if nominationOf(t, fmt.Sprintf("first-%d", i)).Target.Node != node.Name {
+			moved++
+		}
+		if nominationOf(t, fmt.Sprintf("anti-%d", i)).Target.Node == node.Name {
+			onNode++
+		}
+	}
+	if moved != 1 || onNode != 1 {
+		t.Errorf("%d first pods moved off the Node and %d anti-affine pods were planned onto it, want 1 and 1", moved, onNode)
+	}
+}

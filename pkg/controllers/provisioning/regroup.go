@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
@@ -18,30 +19,33 @@ import (
 // controller creates replicas at its own rate) that costs: the earlier claims were sized for the earlier
 // pods, so a later group that needs hosts of its own (hostname anti-affinity, hostname spreads) finds no
 // room on them and opens a small claim per pod. So when the pass must open NodeClaims, it is solved a second
-// time with the pods nominated to NodeClaims still in flight (no Node yet, so no hint written and nothing
-// bound) planned afresh with the new ones, those claims' capacity counted as it is. The second plan is kept
-// only when it saves a clear share of what the pass pays for, the claims in flight and the new ones
-// together: a regrouped plan moves most of the pods it re-plans, so a saving of a few cents over a hundred
-// claims is not worth it. Nominations never move back and forth: each regrouping lowers the price of what
-// its pass opens.
+// time with every pod nominated but not bound yet planned afresh with the new ones: the pods of NodeClaims
+// still in flight, and the pods waiting for the kube-scheduler on a Node, the capacity of those claims and
+// Nodes counted as it is. The second plan is kept only when it saves a clear share of what the pass pays
+// for, the claims in flight and the new ones together: a regrouped plan moves most of the pods it re-plans,
+// so a saving of a few cents over a hundred claims is not worth it. Nominations never move back and forth:
+// each regrouping lowers the price of what its pass opens.
 //
-// Pods nominated to a Node are not moved, even while registration holds it: their hints are written (or
-// being written), and in a 1,000-pod run moving them left them without a hint when the Nodes opened, for the
-// kube-scheduler to bind anywhere (docs/performance.md, fourteenth session).
+// A pod moved off a Node has its hint cleared (or moved) while the pods planned into its place get theirs,
+// and the kube-scheduler counts the hinted pods against the Node, so the moved pod finds no room there. A
+// pod waiting on a Node keeps its nomination longer while its hint is in place (state.HintedWindowFactor);
+// regrouping is how such pods make room for a later group, when that pays (docs/performance.md,
+// seventeenth session).
 
 // regroupSaving is the share of the price of the claims in flight and the kept plan's new claims that a
 // regrouped plan must save to be kept.
 const regroupSaving = 0.02
 
-// regrouped is an input with the pods of in-flight NodeClaims pending again, and where each of them was.
+// regrouped is an input with the nominated pods that are not bound yet pending again, and where each was.
 type regrouped struct {
 	in solver.Input
-	// was gives, for each moved pod, its earlier place as a Nominated event names it (nodeclaim/<name>).
+	// was gives, for each moved pod, its earlier place as a Nominated event names it (nodeclaim/<name> or
+	// node/<name>).
 	was map[solver.PodRef]string
 }
 
-// regroup returns the input with the pods pinned to in-flight NodeClaims made pending again, or false when
-// there are none.
+// regroup returns the input with the pods nominated to in-flight NodeClaims and to Nodes, but not bound,
+// made pending again, or false when there are none.
 func regroup(in solver.Input) (regrouped, bool) {
 	out := regrouped{in: in, was: map[solver.PodRef]string{}}
 	out.in.Pods = slices.Clone(in.Pods)
@@ -52,6 +56,19 @@ func regroup(in solver.Input) (regrouped, bool) {
 			out.was[solver.PodRef{Namespace: pod.Namespace, Name: pod.Name}] = "nodeclaim/" + c.NodeClaim.Name
 		}
 		out.in.InFlight[i].Pods = nil
+	}
+	out.in.Nodes = slices.Clone(in.Nodes)
+	for i, n := range out.in.Nodes {
+		var bound []*corev1.Pod
+		for _, pod := range n.Pods {
+			if pod.Spec.NodeName != "" {
+				bound = append(bound, pod)
+				continue
+			}
+			out.in.Pods = append(out.in.Pods, pod)
+			out.was[solver.PodRef{Namespace: pod.Namespace, Name: pod.Name}] = "node/" + n.Node.Name
+		}
+		out.in.Nodes[i].Pods = bound
 	}
 	if len(out.was) == 0 {
 		return regrouped{}, false
