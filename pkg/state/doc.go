@@ -34,8 +34,9 @@
 // A pending pod the provisioner planned onto a node or NodeClaim is nominated there until it is bound or
 // deleted, the target is gone or marked for deletion, or NominationWindow has passed since the latest of the
 // nomination, the target's Node becoming Ready and its NodeClaim becoming Registered (Karpenter's window; a
-// claim still in flight, or whose Node registration still holds, keeps its pods), or the kube-scheduler
-// rejected the pod on the target's open Node (Cluster.Reject).
+// claim still in flight, or whose Node registration still holds, keeps its pods; HintedWindowFactor windows
+// while the pod's status.nominatedNodeName names the Node), or the kube-scheduler rejected the pod on the
+// target's open Node (Cluster.Reject).
 // This is the one place that rule lives: Snapshot lists each node's and in-flight claim's live nominated
 // pods (Nominated), which count as using it, and Cluster.NominationOf / Cluster.Nominations answer per pod.
 //

@@ -43,9 +43,8 @@ const MinNominationWindow = 10 * time.Second
 // hint in place means the pod has not been turned away, only not tried yet: under load the kube-scheduler
 // takes half a minute to come back to a pod (docs/performance.md, seventeenth session), and planning such a
 // pod anew after one window moved its hint while the kube-scheduler was about to bind it to the old one. The
-// hold is still bounded: the kube-scheduler does not retry a pod on a status change, and a pod it has set
-// aside until some other event stays there; with two minutes, such a pod held a 500-pod run for that long
-// before it was planned again.
+// hold stays short: with a two-minute hold, two of ten benchmark runs had hinted pods that the kube-scheduler
+// did not come back to wait out the two minutes before they were planned again.
 const HintedWindowFactor = 2
 
 // NominationWindow returns the window for the given BATCH_MAX_DURATION.

@@ -5,8 +5,8 @@
 // reason per NodePool.
 //
 // Pods nominated in an earlier pass keep their place; when a pass must open NodeClaims and re-planning the
-// pods of claims still in flight together with the new ones saves a clear share of the price, their
-// nominations move (regroup.go).
+// nominated pods not bound yet (of claims still in flight, and waiting on Nodes) together with the new ones
+// saves a clear share of the price, their nominations move (regroup.go).
 //
 // Pods on nodes being drained (deleting, marked for deletion, or tainted karpenter.sh/disrupted:NoSchedule)
 // are placed too, as if pending, so that their new capacity launches while the drain waits on
