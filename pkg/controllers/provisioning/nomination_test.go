@@ -157,16 +157,7 @@ func antiAffine(pod *corev1.Pod) {
 // and move to the new claims, so the second pass opens fewer, cheaper claims than keeping them would.
 func TestProvisionRegroupsPodsOfClaimsInFlightWhenThatCostsLess(t *testing.T) {
 	t.Cleanup(func() { cleanup(t) })
-	h := newHarness()
-	its, err := catalog.EC2(catalog.EC2Options{Categories: []string{"c", "m", "r"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.cloud.InstanceTypes = its
-	createPool(t, "default", func(pool *v1.NodePool) {
-		pool.Spec.Template.Spec.Requirements = append(pool.Spec.Template.Spec.Requirements,
-			v1.NodeSelectorRequirementWithMinValues{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeOnDemand}})
-	})
+	h := onDemandEC2Harness(t)
 	for i := range 8 {
 		createPendingPod(t, fmt.Sprintf("first-%d", i), "450m", nil)
 	}
@@ -208,16 +199,7 @@ func TestProvisionRegroupsPodsOfClaimsInFlightWhenThatCostsLess(t *testing.T) {
 // pass makes room on the Node for one that needs a host of its own, and moves to a new claim.
 func TestProvisionRegroupsPodsWaitingOnANode(t *testing.T) {
 	t.Cleanup(func() { cleanup(t); cleanupNodes(t) })
-	h := newHarness()
-	its, err := catalog.EC2(catalog.EC2Options{Categories: []string{"c", "m", "r"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.cloud.InstanceTypes = its
-	createPool(t, "default", func(pool *v1.NodePool) {
-		pool.Spec.Template.Spec.Requirements = append(pool.Spec.Template.Spec.Requirements,
-			v1.NodeSelectorRequirementWithMinValues{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeOnDemand}})
-	})
+	h := onDemandEC2Harness(t)
 	node := createNode(t, "waiting-room", "2", nil)
 	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(node), node); err != nil {
 		t.Fatal(err)
@@ -257,4 +239,21 @@ func TestProvisionRegroupsPodsWaitingOnANode(t *testing.T) {
 	if moved != 1 || onNode != 1 {
 		t.Errorf("%d first pods moved off the Node and %d anti-affine pods were planned onto it, want 1 and 1", moved, onNode)
 	}
+}
+
+// onDemandEC2Harness returns a harness whose cloud offers EC2's c, m and r families, with a default pool
+// that launches them on demand.
+func onDemandEC2Harness(t *testing.T) *harness {
+	t.Helper()
+	h := newHarness()
+	its, err := catalog.EC2(catalog.EC2Options{Categories: []string{"c", "m", "r"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.cloud.InstanceTypes = its
+	createPool(t, "default", func(pool *v1.NodePool) {
+		pool.Spec.Template.Spec.Requirements = append(pool.Spec.Template.Spec.Requirements,
+			v1.NodeSelectorRequirementWithMinValues{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeOnDemand}})
+	})
+	return h
 }
