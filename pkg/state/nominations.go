@@ -43,8 +43,9 @@ const MinNominationWindow = 10 * time.Second
 // hint in place means the pod has not been turned away, only not tried yet: under load the kube-scheduler
 // takes half a minute to come back to a pod (docs/performance.md, seventeenth session), and planning such a
 // pod anew after one window moved its hint while the kube-scheduler was about to bind it to the old one. The
-// hold stays short: with a two-minute hold, two of ten benchmark runs had hinted pods that the kube-scheduler
-// did not come back to wait out the two minutes before they were planned again.
+// hold stays short: writing a hint does not make the kube-scheduler retry a pod it set aside (a status change
+// is no event its plugins requeue on), and with a two-minute hold, two of ten benchmark runs had hinted pods
+// that it did not come back to wait out the two minutes before they were planned again.
 const HintedWindowFactor = 2
 
 // NominationWindow returns the window for the given BATCH_MAX_DURATION.
