@@ -241,9 +241,10 @@ func pointers[T any](items []T) []*T {
 	return out
 }
 
-// pendingInput is the input as upstream's scheduler has it when it computes effective zones: every pod to
-// place is pending, including those the input already places on the node or NodeClaim they are nominated
-// to, and nodes and NodeClaims hold only their bound pods (nominations do not count in topology).
+// pendingInput is the input with every pod to place pending, including those the input already places on
+// the node or NodeClaim they are nominated to, and nodes and NodeClaims holding only their bound pods. It is
+// the input as upstream's scheduler has it when it computes effective zones (nominations do not count in
+// topology), and the one regrouping solves (regroup).
 func pendingInput(in solver.Input) solver.Input {
 	out := in
 	out.Pods = slices.Clone(in.Pods)

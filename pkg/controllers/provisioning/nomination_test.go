@@ -116,19 +116,7 @@ func TestProvisionDoesNotDoubleBookANominatedNode(t *testing.T) {
 	t.Cleanup(func() { cleanup(t); cleanupNodes(t) })
 	h := newHarness()
 	createPool(t, "default", nil)
-	node := createNode(t, "roomy", "2", nil)
-	// The API server taints a new Node not-ready; a kubelet would report it ready.
-	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(node), node); err != nil {
-		t.Fatal(err)
-	}
-	node.Spec.Taints = nil
-	if err := env.Client.Update(context.Background(), node); err != nil {
-		t.Fatal(err)
-	}
-	awaitState(t, func(s *state.Snapshot) bool {
-		n := snapshotNode(s, "roomy")
-		return n != nil && !n.Allocatable.Cpu().IsZero() && len(n.Taints) == 0
-	})
+	node := createUntaintedNode(t, "roomy", "2")
 	first := createPendingPod(t, "first", "1500m", nil)
 	plan := provision(t, h.provisioner, 1)
 	if len(plan.Placements) != 1 || plan.Placements[0].Target != node.Name {
@@ -200,18 +188,7 @@ func TestProvisionRegroupsPodsOfClaimsInFlightWhenThatCostsLess(t *testing.T) {
 func TestProvisionRegroupsPodsWaitingOnANode(t *testing.T) {
 	t.Cleanup(func() { cleanup(t); cleanupNodes(t) })
 	h := onDemandEC2Harness(t)
-	node := createNode(t, "waiting-room", "2", nil)
-	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(node), node); err != nil {
-		t.Fatal(err)
-	}
-	node.Spec.Taints = nil // the API server's not-ready taint, which a kubelet would shed
-	if err := env.Client.Update(context.Background(), node); err != nil {
-		t.Fatal(err)
-	}
-	awaitState(t, func(s *state.Snapshot) bool {
-		n := snapshotNode(s, node.Name)
-		return n != nil && !n.Allocatable.Cpu().IsZero() && len(n.Taints) == 0
-	})
+	node := createUntaintedNode(t, "waiting-room", "2")
 	for i := range 4 {
 		createPendingPod(t, fmt.Sprintf("first-%d", i), "450m", nil)
 	}
@@ -256,4 +233,23 @@ func onDemandEC2Harness(t *testing.T) *harness {
 			v1.NodeSelectorRequirementWithMinValues{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeOnDemand}})
 	})
 	return h
+}
+
+// createUntaintedNode creates a ready Node (createNode) without the not-ready taint the API server puts on a
+// new Node, as a kubelet would report it, and waits until the cluster state has it so.
+func createUntaintedNode(t *testing.T, name, cpu string) *corev1.Node {
+	t.Helper()
+	node := createNode(t, name, cpu, nil)
+	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(node), node); err != nil {
+		t.Fatal(err)
+	}
+	node.Spec.Taints = nil
+	if err := env.Client.Update(context.Background(), node); err != nil {
+		t.Fatal(err)
+	}
+	awaitState(t, func(s *state.Snapshot) bool {
+		n := snapshotNode(s, name)
+		return n != nil && !n.Allocatable.Cpu().IsZero() && len(n.Taints) == 0
+	})
+	return node
 }

@@ -3,9 +3,7 @@ package provisioning
 import (
 	"context"
 	"math"
-	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
@@ -45,36 +43,27 @@ type regrouped struct {
 }
 
 // regroup returns the input with the pods nominated to in-flight NodeClaims and to Nodes, but not bound,
-// made pending again, or false when there are none.
+// made pending again (pendingInput), or false when there are none.
 func regroup(in solver.Input) (regrouped, bool) {
-	out := regrouped{in: in, was: map[solver.PodRef]string{}}
-	out.in.Pods = slices.Clone(in.Pods)
-	out.in.InFlight = slices.Clone(in.InFlight)
-	for i, c := range out.in.InFlight {
+	was := map[solver.PodRef]string{}
+	for _, c := range in.InFlight {
 		for _, pod := range c.Pods {
-			out.in.Pods = append(out.in.Pods, pod)
-			out.was[solver.PodRef{Namespace: pod.Namespace, Name: pod.Name}] = "nodeclaim/" + c.NodeClaim.Name
+			was[solver.PodRef{Namespace: pod.Namespace, Name: pod.Name}] = "nodeclaim/" + c.NodeClaim.Name
 		}
-		out.in.InFlight[i].Pods = nil
 	}
-	out.in.Nodes = slices.Clone(in.Nodes)
-	for i, n := range out.in.Nodes {
-		var bound []*corev1.Pod
+	for _, n := range in.Nodes {
 		for _, pod := range n.Pods {
-			if pod.Spec.NodeName != "" {
-				bound = append(bound, pod)
-				continue
+			if pod.Spec.NodeName == "" {
+				was[solver.PodRef{Namespace: pod.Namespace, Name: pod.Name}] = "node/" + n.Node.Name
 			}
-			out.in.Pods = append(out.in.Pods, pod)
-			out.was[solver.PodRef{Namespace: pod.Namespace, Name: pod.Name}] = "node/" + n.Node.Name
 		}
-		out.in.Nodes[i].Pods = bound
 	}
-	if len(out.was) == 0 {
+	if len(was) == 0 {
 		return regrouped{}, false
 	}
-	out.in.Pods = sortPods(out.in.Pods)
-	return out, true
+	out := pendingInput(in)
+	out.Pods = sortPods(out.Pods)
+	return regrouped{in: out, was: was}, true
 }
 
 // regroupWins reports whether the regrouped plan is worth moving nominations for: it places every pod the
