@@ -19,7 +19,10 @@ import (
 // room on them and opens a small claim per pod. So when the pass must open NodeClaims, it is solved a second
 // time with every pod nominated but not bound yet planned afresh with the new ones: the pods of NodeClaims
 // still in flight, and the pods waiting for the kube-scheduler on a Node, the capacity of those claims and
-// Nodes counted as it is. The second plan is kept only when it saves a clear share of what the pass pays
+// Nodes counted as it is, and each of those pods put back where it was unless a pod that needs a host of its
+// own takes its room (solver.Input.EarlierPlaces): packing them afresh moved nearly every one of them for
+// the same price (BenchmarkRegroupAfterSplitBatch), and each move is a nomination and a hint changed while
+// the kube-scheduler may be placing the pod. The second plan is kept only when it saves a clear share of what the pass pays
 // for, the claims in flight and the new ones together: a regrouped plan moves most of the pods it re-plans,
 // so a saving of a few cents over a hundred claims is not worth it. Nominations never move back and forth:
 // each regrouping lowers the price of what its pass opens.
@@ -43,18 +46,20 @@ type regrouped struct {
 }
 
 // regroup returns the input with the pods nominated to in-flight NodeClaims and to Nodes, but not bound,
-// made pending again (pendingInput), or false when there are none.
+// made pending again (pendingInput) with their places as earlier places, or false when there are none.
 func regroup(in solver.Input) (regrouped, bool) {
-	was := map[solver.PodRef]string{}
+	was, earlier := map[solver.PodRef]string{}, map[solver.PodRef]string{}
 	for _, c := range in.InFlight {
 		for _, pod := range c.Pods {
-			was[solver.PodRef{Namespace: pod.Namespace, Name: pod.Name}] = "nodeclaim/" + c.NodeClaim.Name
+			ref := solver.PodRef{Namespace: pod.Namespace, Name: pod.Name}
+			was[ref], earlier[ref] = "nodeclaim/"+c.NodeClaim.Name, c.NodeClaim.Name
 		}
 	}
 	for _, n := range in.Nodes {
 		for _, pod := range n.Pods {
 			if pod.Spec.NodeName == "" {
-				was[solver.PodRef{Namespace: pod.Namespace, Name: pod.Name}] = "node/" + n.Node.Name
+				ref := solver.PodRef{Namespace: pod.Namespace, Name: pod.Name}
+				was[ref], earlier[ref] = "node/"+n.Node.Name, n.Node.Name
 			}
 		}
 	}
@@ -63,6 +68,7 @@ func regroup(in solver.Input) (regrouped, bool) {
 	}
 	out := pendingInput(in)
 	out.Pods = sortPods(out.Pods)
+	out.EarlierPlaces = earlier
 	return regrouped{in: out, was: was}, true
 }
 

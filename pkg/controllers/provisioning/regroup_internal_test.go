@@ -77,7 +77,9 @@ func TestInFlightPriceCountsEveryClaim(t *testing.T) {
 // BenchmarkRegroupAfterSplitBatch measures what regrouping recovers when Karpenter's diverse mix (1,000 pods,
 // EC2 c, m and r on demand) reaches provisioning in two batches split at the given pod, in creation order, the
 // first batch's claims launched and still in flight: $/h of one plan for all the pods, of the second pass
-// keeping the first pass's nominations, and of the second pass regrouped (each added to the first pass's).
+// keeping the first pass's nominations, and of the second pass regrouped (each added to the first pass's),
+// regrouped as provisioning does, keeping the earlier places it can, and packed afresh; and how many of the
+// regrouped pods each moves.
 //
 //	go test ./pkg/controllers/provisioning/ -run '^$' -bench RegroupAfterSplitBatch -benchtime 1x
 func BenchmarkRegroupAfterSplitBatch(b *testing.B) {
@@ -99,8 +101,9 @@ func BenchmarkRegroupAfterSplitBatch(b *testing.B) {
 	for _, split := range []int{600, 764, 900} {
 		b.Run(fmt.Sprintf("split=%d", split), func(b *testing.B) {
 			pods := workload.Diverse(1000)
-			var full, first, kept, regrouped *solver.Plan
+			var full, first, kept, regrouped, afresh *solver.Plan
 			var inFlight float64
+			var movedKeeping, movedAfresh int
 			for range b.N {
 				full = solve(solver.Input{Pods: pods})
 				first = solve(solver.Input{Pods: pods[:split]})
@@ -110,6 +113,10 @@ func BenchmarkRegroupAfterSplitBatch(b *testing.B) {
 				kept = solve(in)
 				alt, _ := regroup(in)
 				regrouped = solve(alt.in)
+				afreshIn := alt.in
+				afreshIn.EarlierPlaces = nil
+				afresh = solve(afreshIn)
+				movedKeeping, movedAfresh = movedPods(regrouped, alt.was), movedPods(afresh, alt.was)
 			}
 			if !regroupWins(kept, regrouped, inFlight) {
 				b.Logf("regrouping would not be kept: $%.3f/h against $%.3f/h kept", regrouped.PricePerHour, kept.PricePerHour)
@@ -119,6 +126,9 @@ func BenchmarkRegroupAfterSplitBatch(b *testing.B) {
 			b.ReportMetric(first.PricePerHour+regrouped.PricePerHour, "regrouped$/h")
 			b.ReportMetric(float64(len(first.NodeClaims)+len(kept.NodeClaims)), "keptClaims")
 			b.ReportMetric(float64(len(first.NodeClaims)+len(regrouped.NodeClaims)), "regroupedClaims")
+			b.ReportMetric(first.PricePerHour+afresh.PricePerHour, "afresh$/h")
+			b.ReportMetric(float64(movedKeeping), "moved")
+			b.ReportMetric(float64(movedAfresh), "movedAfresh")
 		})
 	}
 }
@@ -154,4 +164,19 @@ func launchedClaims(b *testing.B, pool *v1.NodePool, plan *solver.Plan, pods []*
 		out = append(out, solver.InFlightNodeClaim{NodeClaim: claim, Pods: nominated})
 	}
 	return out
+}
+
+// movedPods counts the pods of was that the plan does not leave where they were.
+func movedPods(plan *solver.Plan, was map[solver.PodRef]string) int {
+	kept := 0
+	for _, p := range plan.Placements {
+		kind := "node/"
+		if p.InFlight {
+			kind = "nodeclaim/"
+		}
+		if was[p.Pod] == kind+p.Target {
+			kept++
+		}
+	}
+	return len(was) - kept
 }

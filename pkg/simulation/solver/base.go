@@ -30,9 +30,10 @@ type Base struct {
 }
 
 // NewBase prepares the Input: in.Nodes are every node a variant may keep and in.Pods every pod a variant
-// may place.
+// may place. Its variants are plans made from nothing: in.EarlierPlaces is left out.
 func NewBase(in Input, opts Options) *Base {
 	opts = opts.withDefaults()
+	in.EarlierPlaces = nil
 	b := &Base{in: in, opts: opts}
 	prep := prepareSharing(in, opts, true)
 	// The parts of a preparation that depend on which pods and nodes are in it are its resource dimensions

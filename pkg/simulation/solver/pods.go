@@ -47,6 +47,9 @@ type podInfo struct {
 	hostedSpread bool
 	// signature is swapSignature(pod), listed by prepare for pending pods with tries ("" when not listed).
 	signature string
+	// earlier is one more than the index in prepared.nodes of the pod's place in Input.EarlierPlaces (0
+	// for none).
+	earlier int
 }
 
 // hostPort is a host port a container binds.

@@ -108,8 +108,23 @@ func randomInput(rng *rand.Rand) solver.Input {
 	return in
 }
 
+// withEarlierPlaces gives, half the time, some pods the existing node as the place an earlier pass put them.
+func withEarlierPlaces(rng *rand.Rand, in *solver.Input) {
+	if len(in.Nodes) == 0 || rng.Intn(2) == 0 {
+		return
+	}
+	in.EarlierPlaces = map[solver.PodRef]string{}
+	for _, p := range in.Pods {
+		if rng.Intn(3) == 0 {
+			in.EarlierPlaces[solver.PodRef{Namespace: p.Namespace, Name: p.Name}] = in.Nodes[0].Node.Name
+		}
+	}
+}
+
 func checkRandom(t *testing.T, seed int64) {
-	in := randomInput(rand.New(rand.NewSource(seed)))
+	rng := rand.New(rand.NewSource(seed))
+	in := randomInput(rng)
+	withEarlierPlaces(rng, &in)
 	for i, policy := range []solver.PreferencePolicy{solver.PreferenceRespect, solver.PreferenceIgnore} {
 		opts := solver.Options{PreferencePolicy: policy, MaxInstanceTypes: 3 + int(seed%5)}
 		if i == 1 {

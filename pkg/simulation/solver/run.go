@@ -44,6 +44,8 @@ type run struct {
 	filteredBySpread map[*spreadConstraint]*filteredCounts
 	// spreadHosts holds, by group id, where the group's hard spreads are placed (settle.go); nil until one is.
 	spreadHosts []*spreadHost
+	// earlierOnly limits placement to the pod's earlier place (placeEarlier).
+	earlierOnly bool
 }
 
 func newRun(prep *prepared) *run {
@@ -80,14 +82,25 @@ func (r *run) placeAll(ctx context.Context, pods []*podInfo) error {
 			}
 		}
 	}
+	if r.prep.keeping {
+		return r.placeKeeping(ctx, pods)
+	}
 	for i, p := range pods {
-		if i%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("solving, %w", err)
-			}
+		if err := checkEvery(ctx, i); err != nil {
+			return err
 		}
 		if p.invalid != nil || !r.place(p) {
 			r.unplaced = append(r.unplaced, p)
+		}
+	}
+	return nil
+}
+
+// checkEvery returns the context's error every 256th pod.
+func checkEvery(ctx context.Context, i int) error {
+	if i%256 == 0 {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("solving, %w", err)
 		}
 	}
 	return nil
@@ -136,12 +149,23 @@ func (r *run) placeUnder(p *podInfo, att attempt) bool {
 	if r.placeOnNode(p, &att) {
 		return true // lastAtt is only read for pods on new claims and unplaced pods
 	}
+	if r.earlierOnly {
+		return false
+	}
 	r.lastAtt[p] = att
 	return r.placeOnClaim(p, &att)
 }
 
-// placeOnNode puts the pod on the first existing node or in-flight claim that can hold it.
+// placeOnNode puts the pod on the first existing node or in-flight claim that can hold it; in the first round
+// of a solve with earlier places, only on the pod's earlier place.
 func (r *run) placeOnNode(p *podInfo, att *attempt) bool {
+	if r.earlierOnly {
+		if n := r.nodes[p.earlier-1]; r.nodeRejection(p, att, n, false) == "" {
+			r.commit(p, att, n)
+			return true
+		}
+		return false
+	}
 	// Nodes only fill up while pods are placed, so a leading node that is cordoned or can't hold even the
 	// least any pod requests never takes a pod again: it is skipped for good.
 	for r.fullNodes < len(r.nodes) {

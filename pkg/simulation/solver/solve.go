@@ -35,6 +35,9 @@ type prepared struct {
 	untracked bool
 	// hosts is, by group id, the domain where the group's hard spreads go first ("" for none; spread_hosts.go).
 	hosts []string
+	// keeping is set when a pending pod has an earlier place (Input.EarlierPlaces): placement runs in two
+	// rounds (run.placeEarlier).
+	keeping bool
 }
 
 // Solve places the pods. It returns an error only for a cancelled context; everything it can't place is
@@ -164,6 +167,7 @@ func prepareWith(in Input, opts Options, share bool, dims *resourceDims) *prepar
 	}
 	prep.pools = newPoolInfos(in, prep.dims, newDaemonInfos(in.DaemonSets, prep.dims), prep.compat)
 	prep.addNodes(in)
+	prep.markEarlierPlaces(in.EarlierPlaces)
 	// Every parsed pod once: a bound pod that shares its pending twin's podInfo (share) is that pod.
 	all := slices.Clone(prep.pods)
 	for _, p := range prep.bound {

@@ -26,6 +26,10 @@ type Input struct {
 	DaemonSets []*appsv1.DaemonSet
 	// Volumes resolve the zones a pod's persistent volume claims restrict it to.
 	Volumes Volumes
+	// EarlierPlaces names, for pending pods an earlier plan put on one of Nodes or InFlight, that node or
+	// NodeClaim (a node when both have the name). Such a pod is tried there before any other node, so that
+	// a plan made again moves only the pods it must.
+	EarlierPlaces map[PodRef]string
 }
 
 // ExistingNode is a node and the pods bound to it.
