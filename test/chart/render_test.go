@@ -148,7 +148,7 @@ func everyOption() map[string]any {
 		"logLevel": "debug", "logOutputPaths": list("stdout", "/tmp/lathe.log"),
 		"settings": map[string]any{
 			"clusterName": "prod", "clusterEndpoint": "https://example.eks.amazonaws.com", "isolatedVPC": true, "vmMemoryOverheadPercent": 0.1,
-			"batchMaxDuration": "20s", "batchIdleDuration": "2s", "cloudProvider": "sim", "nominatedNodeName": "false", "planUntriedPods": true,
+			"batchMaxDuration": "20s", "batchIdleDuration": "2s", "cloudProvider": "sim", "nominatedNodeName": "false", "planUntriedPods": false,
 			"featureGates": map[string]any{"nodeRepair": true, "reservedCapacity": false, "spotToSpotConsolidation": true, "staticCapacity": true},
 		},
 	}

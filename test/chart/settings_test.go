@@ -46,7 +46,7 @@ func TestLatheParsesTheChartsSettings(t *testing.T) {
 		{name: "every option", opts: chart.Options{Values: everyOption()}, check: func(t *testing.T, o *options.Options) {
 			g := o.FeatureGates
 			if o.ClusterEndpoint != "https://example.eks.amazonaws.com" || !o.IsolatedVPC || o.VMMemoryOverheadPercent != 0.1 || o.BatchMaxDuration != 20*time.Second ||
-				o.LogLevel != "debug" || o.CloudProvider != "sim" || o.NominatedNodeName != "false" || !o.PlanUntriedPods || o.KubeClientQPS != 50 || o.MetricsPort != 9090 ||
+				o.LogLevel != "debug" || o.CloudProvider != "sim" || o.NominatedNodeName != "false" || o.PlanUntriedPods || o.KubeClientQPS != 50 || o.MetricsPort != 9090 ||
 				!g.NodeRepair || g.ReservedCapacity || !g.SpotToSpotConsolidation || !g.StaticCapacity {
 				t.Errorf("options %+v", o)
 			}

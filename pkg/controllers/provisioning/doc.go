@@ -6,7 +6,9 @@
 //
 // Pods nominated in an earlier pass keep their place; when a pass must open NodeClaims and re-planning the
 // nominated pods not bound yet (of claims still in flight, and waiting on Nodes) together with the new ones
-// saves a clear share of the price, their nominations move (regroup.go).
+// saves a clear share of the price, the nominations of the pods that plan moves change; a re-planned pod
+// stays where it was unless a pod needing a host of its own takes its room (regroup.go). With
+// PLAN_UNTRIED_PODS (on by default) a pass also plans pods the kube-scheduler has not tried yet (Plannable).
 //
 // Pods on nodes being drained (deleting, marked for deletion, or tainted karpenter.sh/disrupted:NoSchedule)
 // are placed too, as if pending, so that their new capacity launches while the drain waits on

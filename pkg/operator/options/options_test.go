@@ -60,6 +60,7 @@ func TestDefaults(t *testing.T) {
 		LogErrorOutputPaths:              []string{"stderr"},
 		CloudProvider:                    "sim",
 		NominatedNodeName:                "auto",
+		PlanUntriedPods:                  true,
 		DisableLeaderElection:            false,
 		DisableClusterStateObservability: false,
 	}
@@ -110,7 +111,7 @@ func TestFromEnvironment(t *testing.T) {
 		"CLOUD_PROVIDER":                      "aws",
 		"SIM_LAUNCH_DELAY":                    "3s",
 		"NOMINATED_NODE_NAME":                 "false",
-		"PLAN_UNTRIED_PODS":                   "true",
+		"PLAN_UNTRIED_PODS":                   "false",
 	}))
 	if err != nil {
 		t.Fatalf("Parse() error = %v", err)
@@ -154,7 +155,7 @@ func TestFromEnvironment(t *testing.T) {
 		CloudProvider:                    "aws",
 		SimLaunchDelay:                   3 * time.Second,
 		NominatedNodeName:                "false",
-		PlanUntriedPods:                  true,
+		PlanUntriedPods:                  false,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Parse() from environment\n got: %+v\nwant: %+v", got, want)

@@ -99,10 +99,10 @@ func settings(o *Options) []setting {
 			doc: "Lathe only. When on, Lathe sets the `status.nominatedNodeName` of each pending pod to the Node it planned the pod onto (KEP-5278: the kube-scheduler tries that node first and keeps the room for the pod), " +
 				"and clears it when the plan no longer holds; a nomination the kube-scheduler set (preemption) is never touched. " +
 				"`auto` turns it on when the API server is v1.35 or later (`NominatedNodeNameForExpectation` is beta and on by default there). Needs `patch` on `pods/status`."},
-		{env: "PLAN_UNTRIED_PODS", def: "false", usage: "Plan pending pods the kube-scheduler has not tried yet (a second after their creation) with those it marked unschedulable.", value: boolean(&o.PlanUntriedPods),
+		{env: "PLAN_UNTRIED_PODS", def: "true", usage: "Plan pending pods the kube-scheduler has not tried yet (a second after their creation) with those it marked unschedulable.", value: boolean(&o.PlanUntriedPods),
 			doc: "Lathe only. Karpenter plans only pods the kube-scheduler marked unschedulable; when many pods arrive at once the kube-scheduler falls behind and the pods it has not reached come to provisioning later, in passes of their own that cost more. " +
-				"With this on, a pass also plans pods the kube-scheduler has not tried one second after their creation; a pod that fits existing capacity opens nothing, and the kube-scheduler still decides where every pod goes. Such pods do not start a batch. " +
-				"Off by default: it helps when a burst of pods fits one batch and costs more when a burst outlasts BATCH_MAX_DURATION and the kube-scheduler is far behind (docs/performance.md, sixteenth session)."},
+				"With this on, a pass also plans pods the kube-scheduler has not tried one second after their creation; a pod that fits existing capacity opens nothing, and the kube-scheduler still decides where every pod goes. Such pods do not start a batch, so when provisioning runs is Karpenter's. " +
+				"`false` waits for the kube-scheduler's verdict, as Karpenter does. On by default since pods planned again keep their places (docs/performance.md, eighteenth session); before that it cost more when a burst outlasted BATCH_MAX_DURATION."},
 		{env: "SIM_LAUNCH_DELAY", def: "0s", usage: "With CLOUD_PROVIDER=sim: how long a launched instance takes to appear as a Node.", value: duration(&o.SimLaunchDelay, 0),
 			doc: "Lathe only."},
 	}

@@ -26,6 +26,9 @@
 //	               before), ties to the tightest fit; claims the pod's hostname anti-affinity or spread
 //	               rules out are skipped through per-limit lists (eligible.go)
 //	            3. a new NodeClaim from the highest-weight NodePool that can hold the pod
+//	          with Input.EarlierPlaces (a plan made again), in three rounds: pods needing a host of their
+//	          own go back where they were; each other pod goes back where it was if it still fits, and a
+//	          seed not placed yet is placed as above; the pods left over are placed as above (keep.go)
 //	improve   interchangeable pods (same labels, no constraints of their own) are swapped between claims
 //	          when both claims then fit cheaper types
 //	repack    claims holding only pods free to go anywhere in their pool (no constraints of their own, not
