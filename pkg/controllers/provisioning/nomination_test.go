@@ -218,6 +218,52 @@ func TestProvisionRegroupsPodsWaitingOnANode(t *testing.T) {
 	}
 }
 
+// TestProvisionRegroupingMovesOnlyDisplacedPods: when regrouping puts anti-affine pods on Nodes where pods
+// wait, only the pods they displace move. Eight 450m pods wait on two 2-cpu Nodes, four on each; four
+// anti-affine 450m pods arrive. Two of them take a place on the Nodes and two open claims, where the two
+// displaced pods go. Packed afresh the first fit moves three waiting pods (the first Node's fourth pod
+// would take the second Node's first place, and so on).
+func TestProvisionRegroupingMovesOnlyDisplacedPods(t *testing.T) {
+	t.Cleanup(func() { cleanup(t); cleanupNodes(t) })
+	h := onDemandEC2Harness(t)
+	nodes := map[string]bool{}
+	for _, name := range []string{"room-a", "room-b"} {
+		nodes[createUntaintedNode(t, name, "2").Name] = true
+	}
+	for i := range 8 {
+		createPendingPod(t, fmt.Sprintf("first-%d", i), "450m", nil)
+	}
+	if first := provision(t, h.provisioner, 8); len(first.NodeClaims) != 0 || len(first.Placements) != 8 {
+		t.Fatalf("first pass opened %d claims and placed %d pods on Nodes, want 0 and 8", len(first.NodeClaims), len(first.Placements))
+	}
+	was := map[string]string{}
+	for i := range 8 {
+		name := fmt.Sprintf("first-%d", i)
+		was[name] = nominationOf(t, name).Target.Node
+	}
+	for i := range 4 {
+		createPendingPod(t, fmt.Sprintf("anti-%d", i), "450m", antiAffine)
+	}
+	second := provision(t, h.provisioner, 12)
+	if len(second.NodeClaims) != 2 {
+		t.Errorf("second pass opens %d claims at $%.4f/h, want 2", len(second.NodeClaims), second.PricePerHour)
+	}
+	moved, onNodes := 0, 0
+	for name, node := range was {
+		if nominationOf(t, name).Target.Node != node {
+			moved++
+		}
+	}
+	for i := range 4 {
+		if nodes[nominationOf(t, fmt.Sprintf("anti-%d", i)).Target.Node] {
+			onNodes++
+		}
+	}
+	if moved != 2 || onNodes != 2 {
+		t.Errorf("%d waiting pods moved and %d anti-affine pods were planned onto the Nodes, want 2 and 2", moved, onNodes)
+	}
+}
+
 // onDemandEC2Harness returns a harness whose cloud offers EC2's c, m and r families, with a default pool
 // that launches them on demand.
 func onDemandEC2Harness(t *testing.T) *harness {
