@@ -17,15 +17,15 @@ import (
 // controller creates replicas at its own rate) that costs: the earlier claims were sized for the earlier
 // pods, so a later group that needs hosts of its own (hostname anti-affinity, hostname spreads) finds no
 // room on them and opens a small claim per pod. So when the pass must open NodeClaims, it is solved a second
-// time with every pod nominated but not bound yet planned afresh with the new ones: the pods of NodeClaims
+// time with every pod nominated but not bound yet planned again with the new ones: the pods of NodeClaims
 // still in flight, and the pods waiting for the kube-scheduler on a Node, the capacity of those claims and
-// Nodes counted as it is, and each of those pods put back where it was unless a pod that needs a host of its
+// Nodes counted as it is. Each of those pods is put back where it was unless a pod that needs a host of its
 // own takes its room (solver.Input.EarlierPlaces): packing them afresh moved nearly every one of them for
 // the same price (BenchmarkRegroupAfterSplitBatch), and each move is a nomination and a hint changed while
-// the kube-scheduler may be placing the pod. The second plan is kept only when it saves a clear share of what the pass pays
-// for, the claims in flight and the new ones together: a regrouped plan moves most of the pods it re-plans,
-// so a saving of a few cents over a hundred claims is not worth it. Nominations never move back and forth:
-// each regrouping lowers the price of what its pass opens.
+// the kube-scheduler may be placing the pod. The second plan is kept only when it saves a clear share of
+// what the pass pays for, the claims in flight and the new ones together (a share set when a regrouped plan
+// still moved most of the pods it re-planned; whether a lower one pays now was not measured). Nominations
+// never move back and forth: each regrouping lowers the price of what its pass opens.
 //
 // A pod moved off a Node has its hint cleared (or moved) while the pods planned into its place get theirs,
 // and the kube-scheduler counts the hinted pods against the Node, so the moved pod finds no room there. A

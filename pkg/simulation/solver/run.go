@@ -156,8 +156,8 @@ func (r *run) placeUnder(p *podInfo, att attempt) bool {
 	return r.placeOnClaim(p, &att)
 }
 
-// placeOnNode puts the pod on the first existing node or in-flight claim that can hold it; in the first round
-// of a solve with earlier places, only on the pod's earlier place.
+// placeOnNode puts the pod on the first existing node or in-flight claim that can hold it; while placeEarlier
+// runs, only on the pod's earlier place.
 func (r *run) placeOnNode(p *podInfo, att *attempt) bool {
 	if r.earlierOnly {
 		if n := r.nodes[p.earlier-1]; r.nodeRejection(p, att, n, false) == "" {

@@ -35,8 +35,8 @@ type prepared struct {
 	untracked bool
 	// hosts is, by group id, the domain where the group's hard spreads go first ("" for none; spread_hosts.go).
 	hosts []string
-	// keeping is set when a pending pod has an earlier place (Input.EarlierPlaces): placement runs in two
-	// rounds (run.placeEarlier).
+	// keeping is set when a pending pod has an earlier place (Input.EarlierPlaces): placement runs in three
+	// rounds (run.placeKeeping).
 	keeping bool
 }
 

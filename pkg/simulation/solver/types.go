@@ -27,8 +27,9 @@ type Input struct {
 	// Volumes resolve the zones a pod's persistent volume claims restrict it to.
 	Volumes Volumes
 	// EarlierPlaces names, for pending pods an earlier plan put on one of Nodes or InFlight, that node or
-	// NodeClaim (a node when both have the name). Such a pod is tried there before any other node, so that
-	// a plan made again moves only the pods it must.
+	// NodeClaim (a node when both have the name). Such a pod is put back there when it still fits, and only
+	// pods needing a host of their own may take its room first (keep.go), so that a plan made again moves
+	// only the pods it must.
 	EarlierPlaces map[PodRef]string
 }
 
