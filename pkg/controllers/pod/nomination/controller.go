@@ -69,11 +69,8 @@ type Controller struct {
 	clock       clock.Clock
 	launches    ProviderIDs
 	opened      *openings
-	// told is the Node each pod's hint last named when Lathe wrote it or saw it in place (see Unhinted).
-	told struct {
-		sync.Mutex
-		node map[types.NamespacedName]string
-	}
+	// told is each pod's last hint (see Unhinted), and the pod's version that carried it (see rejected).
+	told *toldHints
 	// memo keeps the last Unhinted count.
 	memo struct {
 		sync.Mutex
@@ -85,27 +82,8 @@ type Controller struct {
 // NewController returns the nomination controller.
 func NewController(deps Deps) *Controller {
 	c := &Controller{client: deps.Client, nominations: deps.Nominations, changes: deps.Changes, clock: deps.Clock,
-		launches: deps.Launches, opened: newOpenings()}
-	c.told.node = map[types.NamespacedName]string{}
+		launches: deps.Launches, opened: newOpenings(), told: newToldHints()}
 	return c
-}
-
-// remember records that the pod's hint names node (empty: the pod needs no hint, or is gone).
-func (c *Controller) remember(pod types.NamespacedName, node string) {
-	c.told.Lock()
-	defer c.told.Unlock()
-	if node == "" {
-		delete(c.told.node, pod)
-		return
-	}
-	c.told.node[pod] = node
-}
-
-// toldOf returns the Node the pod's hint last named.
-func (c *Controller) toldOf(pod types.NamespacedName) string {
-	c.told.Lock()
-	defer c.told.Unlock()
-	return c.told.node[pod]
 }
 
 // Name returns the controller's name.
@@ -151,12 +129,12 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	pod := &corev1.Pod{}
 	if err := c.client.Get(ctx, req.NamespacedName, pod); err != nil {
 		if apierrors.IsNotFound(err) {
-			c.remember(req.NamespacedName, "")
+			c.told.forget(req.NamespacedName)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil {
-		c.remember(req.NamespacedName, "")
+		c.told.forget(req.NamespacedName)
 		return reconcile.Result{}, nil
 	}
 	if pod.Status.NominatedNodeName != "" && provisioning.NominatedNodeNameOwner(pod) != provisioning.NominationFieldManager {
@@ -166,7 +144,12 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if want != "" && pod.Status.NominatedNodeName == "" && c.toldOf(req.NamespacedName) == want {
+	if want != "" && c.told.stale(pod, want) {
+		// The cache has not seen Lathe's own write of this hint yet: it is in place, and a hint that looks
+		// cleared here is no verdict of the kube-scheduler's. The write's event brings the pod back.
+		return result, nil
+	}
+	if want != "" && pod.Status.NominatedNodeName == "" && c.told.nodeOf(req.NamespacedName) == want {
 		if rejected, err := c.rejected(ctx, req.NamespacedName, want); err != nil {
 			return reconcile.Result{}, err
 		} else if rejected {
@@ -182,7 +165,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 	if pod.Status.NominatedNodeName == want {
-		c.remember(req.NamespacedName, want)
+		c.told.remember(pod, want)
 		return result, nil
 	}
 	stored := pod.DeepCopy()
@@ -194,7 +177,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("patching nominatedNodeName, %w", err))
 	}
-	c.remember(req.NamespacedName, want)
+	c.told.remember(pod, want)
 	log.FromContext(ctx).V(1).Info("nominated node", "Pod", klog.KObj(pod), "Node", klog.KRef("", want))
 	return result, nil
 }
@@ -394,7 +377,7 @@ func (c *Controller) Unhinted(ctx context.Context) (int, error) {
 		} else if behind {
 			continue
 		}
-		if pod.Status.NominatedNodeName != node && c.toldOf(nom.Pod) != node {
+		if pod.Status.NominatedNodeName != node && c.told.nodeOf(nom.Pod) != node {
 			n++
 		}
 	}
