@@ -56,6 +56,12 @@ func NominationWindow(batchMaxDuration time.Duration) time.Duration {
 // Nominate records that the pending pod is planned onto target, at the given time. It replaces an earlier
 // nomination of the pod. A bound or finished pod is not nominated.
 // It reports whether the pod's nomination changed.
+//
+// The pod is the provisioning pass's copy, read before the pass planned: the store may know more. A pod it
+// has seen bound since is not nominated (the binding's update came while the pass planned, and nothing would
+// end a nomination made after it: the pod would hold room for itself on a second machine until the window
+// ends, and a regrouping pass would plan it again). A replaced nomination keeps the hint the store last saw
+// on the pod, which the pass's copy may not carry yet.
 func (s *PodStore) Nominate(pod *corev1.Pod, target Target, at time.Time) bool {
 	if pod.Spec.NodeName != "" {
 		return false
@@ -63,12 +69,19 @@ func (s *PodStore) Nominate(pod *corev1.Pod, target Target, at time.Time) bool {
 	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old, ok := s.nominated[key]
-	if ok && old.target == target && old.pod.UID == pod.UID {
-		old.pod = pod.DeepCopy()
+	if bound, ok := s.pods[key]; ok && bound.pod.UID == pod.UID {
 		return false
 	}
-	s.nominated[key] = &nomination{pod: pod.DeepCopy(), target: target, at: at, hint: pod.Status.NominatedNodeName}
+	hint := pod.Status.NominatedNodeName
+	old, ok := s.nominated[key]
+	if ok && old.pod.UID == pod.UID {
+		if old.target == target {
+			old.pod = pod.DeepCopy()
+			return false
+		}
+		hint = old.hint
+	}
+	s.nominated[key] = &nomination{pod: pod.DeepCopy(), target: target, at: at, hint: hint}
 	s.stamp.Bump()
 	return true
 }

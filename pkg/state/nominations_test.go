@@ -138,6 +138,43 @@ var _ = Describe("Nominations", func() {
 		Expect(h.cluster.ChangeStamp()).To(BeNumerically(">", stamp))
 	})
 
+	It("does not nominate a pod it has seen bound since the pass read it", func(ctx context.Context) {
+		node := createNode(ctx, "node-1", "pool-a", "aws:///zone-a/i-1", resources("4", "16Gi"))
+		other := createNode(ctx, "node-2", "pool-a", "aws:///zone-a/i-2", resources("4", "16Gi"))
+		pod := createPod(ctx, "p", "", "1", "1Gi", 0)
+		h.sync(ctx, node, other, pod)
+		read := pod.DeepCopy() // what a provisioning pass planned with
+		bindPod(ctx, pod, node)
+		h.sync(ctx, pod)
+		h.cluster.Nominate(read, state.Target{Node: "node-2"})
+		Expect(h.cluster.Nominations()).To(BeEmpty(), "the pod would hold room on node-2 as well as on node-1")
+		Expect(stateNode(h.cluster.Snapshot(), "node-2").Nominated).To(BeEmpty())
+	})
+
+	It("keeps the hint it saw on a pod whose nomination moves to the Node of its NodeClaim", func(ctx context.Context) {
+		claim := createNodeClaim(ctx, "pool-a-1", "pool-a", "", nil)
+		pod := createPod(ctx, "p", "", "1", "1Gi", 0)
+		h.sync(ctx, claim, pod)
+		read := pod.DeepCopy() // the pass's copy, from before the hint was written
+		h.cluster.Nominate(read, state.Target{NodeClaim: claim.Name})
+		claim.Status.ProviderID = "aws:///zone-a/i-1"
+		claim.Status.Capacity, claim.Status.Allocatable = resources("4", "16Gi"), resources("4", "16Gi")
+		claim.Status.Conditions = []metav1.Condition{{Type: v1.ConditionTypeRegistered, Status: metav1.ConditionTrue,
+			Reason: v1.ConditionTypeRegistered, LastTransitionTime: metav1.NewTime(h.clock.Now().Add(-time.Hour))}}
+		Expect(env.Client.Status().Update(ctx, claim)).To(Succeed())
+		node := createNode(ctx, "node-1", "pool-a", "aws:///zone-a/i-1", resources("4", "16Gi"))
+		pod.Status.NominatedNodeName = node.Name
+		Expect(env.Client.Status().Update(ctx, pod)).To(Succeed())
+		h.sync(ctx, claim, node, pod)
+
+		// A later pass keeps the pod in place, now on the claim's Node, with the copy it had of the pod.
+		h.cluster.Nominate(read, state.Target{Node: node.Name})
+		n, ok := h.cluster.NominationOf(key("p"))
+		Expect(ok).To(BeTrue())
+		Expect(n.Until).To(Equal(h.clock.Now().Add(state.HintedWindowFactor*state.MinNominationWindow)),
+			"the hint names the Node: the nomination holds the longer window")
+	})
+
 	It("starts the window when the Node becomes Ready", func(ctx context.Context) {
 		node := createNode(ctx, "node-1", "pool-a", "aws:///zone-a/i-1", resources("4", "16Gi"))
 		ready := metav1.NewTime(h.clock.Now().Add(time.Hour).Truncate(time.Second))
