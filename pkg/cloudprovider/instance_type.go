@@ -84,10 +84,20 @@ func (its InstanceTypes) Named(name string) *InstanceType {
 // reservation). It is 0 for a nil type, a claim not launched yet or of another type, or an offering the type
 // no longer lists.
 func (it *InstanceType) LaunchedPrice(claim *v1.NodeClaim) float64 {
-	if it == nil || claim.Status.ProviderID == "" || it.Name != claim.Labels[v1.LabelInstanceType] {
+	if claim.Status.ProviderID == "" {
 		return 0
 	}
-	if o, ok := it.Offerings.Compatible(scheduling.FromLabels(claim.Labels)).Cheapest(); ok {
+	return it.PriceAt(claim.Labels)
+}
+
+// PriceAt is the hourly price of a machine of this type labelled as given (a launched NodeClaim, or its
+// Node): the cheapest offering of the type compatible with the labels (zone, capacity type, reservation). It
+// is 0 for a nil type, labels naming another type, or an offering the type no longer lists.
+func (it *InstanceType) PriceAt(labels map[string]string) float64 {
+	if it == nil || it.Name != labels[v1.LabelInstanceType] {
+		return 0
+	}
+	if o, ok := it.Offerings.Compatible(scheduling.FromLabels(labels)).Cheapest(); ok {
 		return o.Price
 	}
 	return 0

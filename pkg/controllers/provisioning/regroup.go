@@ -3,6 +3,9 @@ package provisioning
 import (
 	"context"
 	"math"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -23,9 +26,10 @@ import (
 // own takes its room (solver.Input.EarlierPlaces): packing them afresh moved nearly every one of them for
 // the same price (BenchmarkRegroupAfterSplitBatch), and each move is a nomination and a hint changed while
 // the kube-scheduler may be placing the pod. The second plan is kept only when it saves a clear share of
-// what the pass pays for, the claims in flight and the new ones together (a share set when a regrouped plan
-// still moved most of the pods it re-planned; whether a lower one pays now was not measured). Nominations
-// never move back and forth: each regrouping lowers the price of what its pass opens.
+// what the machines it may reshape and the pass's new claims cost together: the claims in flight, the Nodes
+// with pods waiting on them, and the kept plan's claims (a share set when a regrouped plan still moved most
+// of the pods it re-planned; whether a lower one pays now was not measured). Nominations never move back
+// and forth: each regrouping lowers the price of what its pass opens.
 //
 // A pod moved off a Node has its hint cleared (or moved) while the pods planned into its place get theirs,
 // and the kube-scheduler counts the hinted pods against the Node, so the moved pod finds no room there. A
@@ -33,8 +37,8 @@ import (
 // regrouping is how such pods make room for a later group, when that pays (docs/performance.md,
 // seventeenth session).
 
-// regroupSaving is the share of the price of the claims in flight and the kept plan's new claims that a
-// regrouped plan must save to be kept.
+// regroupSaving is the share of the price of the machines regrouping may reshape (reshapedPrice) and the kept
+// plan's new claims that a regrouped plan must save to be kept.
 const regroupSaving = 0.02
 
 // regrouped is an input with the nominated pods that are not bound yet pending again, and where each was.
@@ -73,19 +77,22 @@ func regroup(in solver.Input) (regrouped, bool) {
 }
 
 // regroupWins reports whether the regrouped plan is worth moving nominations for: it places every pod the
-// kept plan places and saves at least regroupSaving of what the kept plan pays for, the claims in flight
-// (inFlight, $/h) included.
-func regroupWins(kept, regrouped *solver.Plan, inFlight float64) bool {
+// kept plan places and saves at least regroupSaving of what the kept plan pays for, the machines whose pods
+// may move (reshaped, $/h, see reshapedPrice) included.
+func regroupWins(kept, regrouped *solver.Plan, reshaped float64) bool {
 	return len(regrouped.Unschedulable) <= len(kept.Unschedulable) &&
-		kept.PricePerHour-regrouped.PricePerHour >= regroupSaving*(inFlight+kept.PricePerHour)
+		kept.PricePerHour-regrouped.PricePerHour >= regroupSaving*(reshaped+kept.PricePerHour)
 }
 
-// inFlightPrice is the hourly price of the input's in-flight NodeClaims: a launched claim's offering (see
-// cloudprovider.InstanceType.LaunchedPrice), and for a claim not launched yet the cheapest available
-// offering its requirements allow, the least it will cost. Counting such a claim as nothing made the
-// threshold a few cents when a pass came seconds after the one that created its claims: one 1,000-pod run
-// moved 483 nominations to save $0.15/h.
-func inFlightPrice(in solver.Input) float64 {
+// reshapedPrice is the hourly price of the machines whose pods regrouping may move: the input's in-flight
+// NodeClaims, and its Nodes with pods nominated to them and not bound yet. A launched claim or a Node counts
+// at its offering (see cloudprovider.InstanceType.PriceAt), a claim not launched yet at the cheapest
+// available offering its requirements allow, the least it will cost. Counting such a claim as nothing made
+// the threshold a few cents when a pass came seconds after the one that created its claims (one 1,000-pod
+// run moved 483 nominations to save $0.15/h), and so did leaving out the Nodes once regrouping moved the
+// pods waiting on them: a pass whose claims had all become Nodes moved 61 waiting pods, most of them hinted,
+// to save $0.03/h.
+func reshapedPrice(in solver.Input) float64 {
 	total := 0.0
 	for _, c := range in.InFlight {
 		its := in.InstanceTypes[c.NodeClaim.Labels[v1.NodePoolLabelKey]]
@@ -94,6 +101,12 @@ func inFlightPrice(in solver.Input) float64 {
 			continue
 		}
 		total += leastPrice(its, c.NodeClaim)
+	}
+	for _, n := range in.Nodes {
+		if slices.ContainsFunc(n.Pods, func(p *corev1.Pod) bool { return p.Spec.NodeName == "" }) {
+			labels := n.Node.Labels
+			total += in.InstanceTypes[labels[v1.NodePoolLabelKey]].Named(labels[v1.LabelInstanceType]).PriceAt(labels)
+		}
 	}
 	return total
 }
@@ -129,7 +142,7 @@ func (p *Provisioner) solve(ctx context.Context, in solver.Input) (solver.Input,
 		return in, plan, nil, nil
 	}
 	altPlan, err := solver.Solve(ctx, alt.in, p.deps.SolverOptions)
-	if err != nil || !regroupWins(plan, altPlan, inFlightPrice(in)) {
+	if err != nil || !regroupWins(plan, altPlan, reshapedPrice(in)) {
 		return in, plan, nil, nil // the kept plan stands on its own
 	}
 	log.FromContext(ctx).Info("regrouped nominated pods", "movable", len(alt.was), "nodeClaims", len(altPlan.NodeClaims),

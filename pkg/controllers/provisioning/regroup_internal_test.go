@@ -35,8 +35,9 @@ func TestRegroupWinsOnlyForAShareOfWhatThePassPaysFor(t *testing.T) {
 }
 
 // Claims in flight count at the price of the offering they launched on; one not launched yet at the
-// cheapest offering its requirements allow.
-func TestInFlightPriceCountsEveryClaim(t *testing.T) {
+// cheapest offering its requirements allow; a Node with a pod waiting on it (regrouping may move that pod) at
+// its offering, and a Node with only bound pods not at all.
+func TestReshapedPriceCountsClaimsInFlightAndNodesWithWaitingPods(t *testing.T) {
 	its, err := catalog.EC2(catalog.EC2Options{Categories: []string{"c"}})
 	if err != nil {
 		t.Fatal(err)
@@ -59,8 +60,17 @@ func TestInFlightPriceCountsEveryClaim(t *testing.T) {
 			requirement(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand),
 		}},
 	}}
+	node := func(name string, pods ...*corev1.Pod) solver.ExistingNode {
+		return solver.ExistingNode{Node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+			v1.NodePoolLabelKey: "default", v1.LabelInstanceType: "c5.xlarge", v1.LabelTopologyZone: "us-east-1a",
+			v1.CapacityTypeLabelKey: v1.CapacityTypeOnDemand, corev1.LabelHostname: name}}}, Pods: pods}
+	}
+	pod := func(nodeName string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "on-" + nodeName}, Spec: corev1.PodSpec{NodeName: nodeName}}
+	}
 	in := solver.Input{InstanceTypes: map[string]cloudprovider.InstanceTypes{"default": its},
-		InFlight: []solver.InFlightNodeClaim{launched("aws:///us-east-1a/i-1"), launched("aws:///us-east-1a/i-2"), notLaunched}}
+		InFlight: []solver.InFlightNodeClaim{launched("aws:///us-east-1a/i-1"), launched("aws:///us-east-1a/i-2"), notLaunched},
+		Nodes:    []solver.ExistingNode{node("waiting", pod("waiting"), pod("")), node("full", pod("full"))}}
 	it := its.Named("c5.xlarge")
 	if it == nil {
 		t.Fatal("the catalog has no c5.xlarge")
@@ -69,8 +79,8 @@ func TestInFlightPriceCountsEveryClaim(t *testing.T) {
 	if price == 0 {
 		t.Fatal("the catalog has no on-demand c5.xlarge in us-east-1a")
 	}
-	if got, want := inFlightPrice(in), 3*price; math.Abs(got-want) > 1e-9 {
-		t.Errorf("in-flight price %.4f, want %.4f (two launched c5.xlarge and one that may launch as one)", got, want)
+	if got, want := reshapedPrice(in), 4*price; math.Abs(got-want) > 1e-9 {
+		t.Errorf("reshaped price %.4f, want %.4f (two launched c5.xlarge, one that may launch as one, and the Node with a pod waiting)", got, want)
 	}
 }
 
@@ -109,7 +119,7 @@ func BenchmarkRegroupAfterSplitBatch(b *testing.B) {
 				first = solve(solver.Input{Pods: pods[:split]})
 				in := solver.Input{Pods: pods[split:], InFlight: launchedClaims(b, pool, first, pods)}
 				in.InstanceTypes = types
-				inFlight = inFlightPrice(in)
+				inFlight = reshapedPrice(in)
 				kept = solve(in)
 				alt, _ := regroup(in)
 				regrouped = solve(alt.in)
