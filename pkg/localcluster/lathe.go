@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+
+	"github.com/lathe-autoscaler/lathe/pkg/loopback"
 )
 
 // LatheOptions configures StartLathe.
@@ -50,7 +52,7 @@ func StartLathe(ctx context.Context, opts LatheOptions) (*Lathe, error) {
 	if err := checkExecutable(opts.Binary, "run 'make build' to build it"); err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(2)
+	ports, err := loopback.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/lathe-autoscaler/lathe/pkg/loopback"
 )
 
 // loopbackHosts are the names a loopback serving certificate is valid for.
@@ -16,7 +18,7 @@ func prepare(dir, binDir string) (*layout, keyPair, error) {
 	if err != nil {
 		return nil, keyPair{}, err
 	}
-	ports, err := freePorts(6)
+	ports, err := loopback.FreePorts(6)
 	if err != nil {
 		return nil, keyPair{}, err
 	}

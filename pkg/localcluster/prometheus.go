@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lathe-autoscaler/lathe/pkg/loopback"
 )
 
 // PrometheusOptions configures StartPrometheus.
@@ -49,7 +51,7 @@ func StartPrometheus(ctx context.Context, opts PrometheusOptions) (*Prometheus, 
 	if err := os.WriteFile(config, prometheusConfig(opts), 0o600); err != nil {
 		return nil, fmt.Errorf("writing prometheus configuration, %w", err)
 	}
-	ports, err := freePorts(1)
+	ports, err := loopback.FreePorts(1)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -23,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/lathe-autoscaler/lathe/pkg/loopback"
 	"github.com/lathe-autoscaler/lathe/pkg/operator"
 	"github.com/lathe-autoscaler/lathe/pkg/operator/logging"
 	"github.com/lathe-autoscaler/lathe/pkg/operator/options"
@@ -102,10 +102,9 @@ func (r *running) logLines() []map[string]any {
 // freePort returns a loopback port that was free a moment ago.
 func freePort() int {
 	GinkgoHelper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := loopback.FreePorts(1)
 	Expect(err).NotTo(HaveOccurred())
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports[0]
 }
 
 // get returns the status code and body of an HTTP GET, or an error if the server didn't answer.
