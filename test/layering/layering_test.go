@@ -23,7 +23,7 @@ var floors = [][]string{
 	{"pkg/catalog", "pkg/simulation"},
 	{"pkg/state", "pkg/providers"},
 	{"pkg/controllers", "pkg/operator"},
-	{"cmd", "pkg/convert", "pkg/localcluster", "pkg/test", "test", "hack"},
+	{"cmd", "pkg/convert", "pkg/localcluster", "pkg/loopback", "pkg/test", "test", "hack"},
 }
 
 func floorOf(dir string) (int, bool) {
