@@ -185,12 +185,16 @@ func fitting(allocatable, requested corev1.ResourceList, nominated []*corev1.Pod
 	return out
 }
 
+// awaitsBinding reports whether a pod an input's node lists is nominated there and not bound yet: a
+// solver.ExistingNode lists both its bound pods and the pods waiting for the kube-scheduler to bind them to it.
+func awaitsBinding(pod *corev1.Pod) bool { return pod.Spec.NodeName == "" }
+
 // unpinned returns the pending pods the input does not already place on a node or NodeClaim.
 func unpinned(pending []*corev1.Pod, in solver.Input) []*corev1.Pod {
 	pinned := map[types.NamespacedName]bool{}
 	for _, n := range in.Nodes {
 		for _, p := range n.Pods {
-			if p.Spec.NodeName == "" {
+			if awaitsBinding(p) {
 				pinned[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = true
 			}
 		}
@@ -252,7 +256,7 @@ func pendingInput(in solver.Input) solver.Input {
 	for i, n := range in.Nodes {
 		out.Nodes[i] = solver.ExistingNode{Node: n.Node}
 		for _, p := range n.Pods {
-			if p.Spec.NodeName == "" {
+			if awaitsBinding(p) {
 				out.Pods = append(out.Pods, p)
 			} else {
 				out.Nodes[i].Pods = append(out.Nodes[i].Pods, p)

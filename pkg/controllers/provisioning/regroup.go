@@ -5,8 +5,6 @@ import (
 	"math"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/lathe-autoscaler/lathe/pkg/apis/v1"
@@ -61,7 +59,7 @@ func regroup(in solver.Input) (regrouped, bool) {
 	}
 	for _, n := range in.Nodes {
 		for _, pod := range n.Pods {
-			if pod.Spec.NodeName == "" {
+			if awaitsBinding(pod) {
 				ref := solver.PodRef{Namespace: pod.Namespace, Name: pod.Name}
 				was[ref], earlier[ref] = "node/"+n.Node.Name, n.Node.Name
 			}
@@ -103,7 +101,7 @@ func reshapedPrice(in solver.Input) float64 {
 		total += leastPrice(its, c.NodeClaim)
 	}
 	for _, n := range in.Nodes {
-		if slices.ContainsFunc(n.Pods, func(p *corev1.Pod) bool { return p.Spec.NodeName == "" }) {
+		if slices.ContainsFunc(n.Pods, awaitsBinding) {
 			labels := n.Node.Labels
 			total += in.InstanceTypes[labels[v1.NodePoolLabelKey]].Named(labels[v1.LabelInstanceType]).PriceAt(labels)
 		}
