@@ -87,7 +87,7 @@ func Register(ctx context.Context, deps Deps) error {
 	// Plan fidelity: tell the kube-scheduler where each pending pod was planned (KEP-5278), and make a new
 	// Node schedulable only once it has been told.
 	var hints lifecycle.Hints
-	launches := lifecycle.NewLaunches()
+	launches := lifecycle.NewLaunches(cluster.Nodes)
 	if nominate, err := nominatedNodeNames(ctx, deps); err != nil {
 		return err
 	} else if nominate {

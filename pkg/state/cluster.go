@@ -101,7 +101,7 @@ func (c *Cluster) synced(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("listing nodeclaims, %w", err)
 	}
 	for i := range claims.Items {
-		if !c.Nodes.hasNodeClaimAt(claims.Items[i].Name, claimKey(&claims.Items[i])) {
+		if !c.Nodes.hasNodeClaimAs(&claims.Items[i]) {
 			return false, nil
 		}
 	}

@@ -22,6 +22,12 @@ const (
 // NodeStore holds Nodes and NodeClaims joined by provider ID. A NodeClaim that has not been launched yet
 // (no provider ID) and a Node the cloud provider has not identified yet are kept under a key derived from
 // their name until their provider ID appears.
+//
+// A claim's provider ID is known in two ways: from its status, and from the launch itself (Launched), which
+// this process learns first. Under load the claim's status reaches the informers seconds after the launch
+// wrote it, while the Node, created by the launch, may already be there: keyed by the status alone, that
+// machine was two entries, the claim in flight with its pods and an empty Node, and provisioning counted its
+// room twice.
 type NodeStore struct {
 	stamp *Stamp
 
@@ -29,6 +35,7 @@ type NodeStore struct {
 	entries   map[string]*nodeEntry // by provider ID (or a name-derived key, see above)
 	nodeKeys  map[string]string     // Node name → entry key
 	claimKeys map[string]string     // NodeClaim name → entry key
+	launched  map[string]string     // NodeClaim name → provider ID its launch returned, until its status shows one
 }
 
 // nodeEntry is one machine: its Node, its NodeClaim, or both.
@@ -44,6 +51,7 @@ func NewNodeStore(stamp *Stamp) *NodeStore {
 		entries:   map[string]*nodeEntry{},
 		nodeKeys:  map[string]string{},
 		claimKeys: map[string]string{},
+		launched:  map[string]string{},
 	}
 }
 
@@ -81,9 +89,36 @@ func (s *NodeStore) DeleteNode(name string) {
 // UpdateNodeClaim adds or replaces a NodeClaim. The store keeps its own copy.
 func (s *NodeStore) UpdateNodeClaim(claim *v1.NodeClaim) {
 	claim = claim.DeepCopy()
-	key := claimKey(claim)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if claim.Status.ProviderID != "" {
+		delete(s.launched, claim.Name) // the status has caught up
+	}
+	s.putClaim(claim)
+}
+
+// Launched records the provider ID a NodeClaim's launch returned, so that the claim joins its Node at once,
+// before the claim's status shows the ID (see NodeStore). A later update of the claim without a provider ID
+// (a copy older than the launch) keeps the join; one with a provider ID, or the claim's deletion, ends it.
+func (s *NodeStore) Launched(nodeClaim, providerID string) {
+	if providerID == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.launched[nodeClaim] = providerID
+	key, ok := s.claimKeys[nodeClaim]
+	if !ok || key == providerID {
+		return
+	}
+	if claim := s.entries[key].claim; claim.Status.ProviderID == "" {
+		s.putClaim(claim)
+	}
+}
+
+// putClaim files the claim under its key, moving it from the one it had. Callers hold the write lock.
+func (s *NodeStore) putClaim(claim *v1.NodeClaim) {
+	key := s.claimKeyLocked(claim)
 	if old, ok := s.claimKeys[claim.Name]; ok && old != key {
 		s.detach(old, func(e *nodeEntry) { e.claim = nil })
 	}
@@ -100,6 +135,7 @@ func (s *NodeStore) UpdateNodeClaim(claim *v1.NodeClaim) {
 func (s *NodeStore) DeleteNodeClaim(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	delete(s.launched, name)
 	key, ok := s.claimKeys[name]
 	if !ok {
 		return
@@ -132,11 +168,11 @@ func (s *NodeStore) hasNodeAt(name, key string) bool {
 	return s.nodeKeys[name] == key
 }
 
-// hasNodeClaimAt reports whether the store has the NodeClaim under the key.
-func (s *NodeStore) hasNodeClaimAt(name, key string) bool {
+// hasNodeClaimAs reports whether the store has the NodeClaim where this copy of it belongs.
+func (s *NodeStore) hasNodeClaimAs(claim *v1.NodeClaim) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.claimKeys[name] == key
+	return s.claimKeys[claim.Name] == s.claimKeyLocked(claim)
 }
 
 // NodeCount returns how many Nodes the store has.
@@ -296,9 +332,14 @@ func nodeKey(n *corev1.Node) string {
 	return unidentifiedNodeKeyPrefix + n.Name
 }
 
-func claimKey(c *v1.NodeClaim) string {
+// claimKeyLocked is the claim's provider ID: its status's, else its launch's (Launched), else a key derived
+// from its name. Callers hold the lock.
+func (s *NodeStore) claimKeyLocked(c *v1.NodeClaim) string {
 	if c.Status.ProviderID != "" {
 		return c.Status.ProviderID
+	}
+	if id := s.launched[c.Name]; id != "" {
+		return id
 	}
 	return unlaunchedClaimKeyPrefix + c.Name
 }

@@ -73,6 +73,60 @@ var _ = Describe("Nodes and NodeClaims", func() {
 		Expect(snap.Nodes[0].NodeClaim.Name).To(Equal("pool-a-3"))
 	})
 
+	It("joins a NodeClaim to its Node by the provider ID its launch returned, before its status shows it", func(ctx context.Context) {
+		// Under load the claim's launched status reaches the informer seconds after the launch created the
+		// Node: the claim in flight and its Node were then two machines, the Node's room counted twice.
+		nc := createNodeClaim(ctx, "pool-a-5", "pool-a", "", nil)
+		n := createNode(ctx, "ip-10-0-0-5", "pool-a", "aws:///zone-a/i-5", resources("4", "16Gi"))
+		h.sync(ctx, nc, n)
+		Expect(h.cluster.Snapshot().InFlight).To(HaveLen(1))
+		Expect(h.cluster.Snapshot().Nodes).To(HaveLen(1))
+
+		h.cluster.Nodes.Launched("pool-a-5", "aws:///zone-a/i-5")
+		joined := func() {
+			snap := h.cluster.Snapshot()
+			Expect(snap.InFlight).To(BeEmpty())
+			Expect(snap.Nodes).To(HaveLen(1))
+			Expect(snap.Nodes[0].NodeClaim).NotTo(BeNil())
+			Expect(snap.Nodes[0].NodeClaim.Name).To(Equal("pool-a-5"))
+			usage := snap.NodePoolUsage["pool-a"]
+			Expect(usage.Cpu().String()).To(Equal("4"), "the machine's capacity, counted once")
+		}
+		joined()
+		Expect(h.cluster.Synced(ctx)).To(BeTrue(), "the claim as the API server still has it is where the store keeps it")
+
+		h.sync(ctx, nc) // a copy older than the launch
+		joined()
+
+		nc.Status.ProviderID = "aws:///zone-a/i-5"
+		Expect(env.Client.Status().Update(ctx, nc)).To(Succeed())
+		h.sync(ctx, nc)
+		joined()
+	})
+
+	It("joins a NodeClaim launched before the store saw it", func(ctx context.Context) {
+		h.cluster.Nodes.Launched("pool-a-6", "aws:///zone-a/i-6")
+		nc := createNodeClaim(ctx, "pool-a-6", "pool-a", "", nil)
+		n := createNode(ctx, "ip-10-0-0-6", "pool-a", "aws:///zone-a/i-6", resources("4", "16Gi"))
+		h.sync(ctx, nc, n)
+		snap := h.cluster.Snapshot()
+		Expect(snap.InFlight).To(BeEmpty())
+		Expect(snap.Nodes).To(HaveLen(1))
+		Expect(snap.Nodes[0].NodeClaim.Name).To(Equal("pool-a-6"))
+	})
+
+	It("forgets a launch once its NodeClaim is deleted", func(ctx context.Context) {
+		h.cluster.Nodes.Launched("pool-a-7", "aws:///zone-a/i-7")
+		h.cluster.Nodes.DeleteNodeClaim("pool-a-7")
+		nc := createNodeClaim(ctx, "pool-a-7", "pool-a", "", nil) // a new claim of the same name
+		n := createNode(ctx, "ip-10-0-0-7", "pool-a", "aws:///zone-a/i-7", resources("4", "16Gi"))
+		h.sync(ctx, nc, n)
+		snap := h.cluster.Snapshot()
+		Expect(snap.InFlight).To(HaveLen(1))
+		Expect(snap.Nodes).To(HaveLen(1))
+		Expect(snap.Nodes[0].NodeClaim).To(BeNil())
+	})
+
 	It("joins a Node that gets its provider ID after it registered", func(ctx context.Context) {
 		nc := createNodeClaim(ctx, "pool-a-4", "pool-a", "aws:///zone-a/i-4", resources("2", "8Gi"))
 		n := createNode(ctx, "ip-10-0-0-4", "", "", resources("2", "8Gi"))

@@ -129,7 +129,7 @@ func NewController(deps Deps) *Controller {
 	m := newMetrics(deps.Registerer)
 	launches := deps.Launches
 	if launches == nil {
-		launches = NewLaunches()
+		launches = NewLaunches(nil)
 	}
 	reader := deps.Reader
 	if reader == nil {

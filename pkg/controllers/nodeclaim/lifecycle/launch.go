@@ -158,9 +158,16 @@ func deleteNodeClaim(ctx context.Context, kubeClient client.Client, nodeClaim *v
 // claim whose status write failed is never launched twice. It also tells other controllers of this process
 // the provider ID of a claim launched here before their cache has it (ProviderIDOf).
 type Launches struct {
-	mu      sync.Mutex
-	entries map[types.UID]launchEntry
-	uids    map[string]types.UID // by NodeClaim name, to forget claims that are gone
+	mu       sync.Mutex
+	entries  map[types.UID]launchEntry
+	uids     map[string]types.UID // by NodeClaim name, to forget claims that are gone
+	observer LaunchObserver
+}
+
+// LaunchObserver hears of each launch as CloudProvider.Create returns it: the cluster state, which joins the
+// claim and its Node by the provider ID before the claim's status reaches its informer (state.NodeStore).
+type LaunchObserver interface {
+	Launched(nodeClaim, providerID string)
 }
 
 type launchEntry struct {
@@ -168,8 +175,9 @@ type launchEntry struct {
 	created *v1.NodeClaim
 }
 
-func NewLaunches() *Launches {
-	return &Launches{entries: map[types.UID]launchEntry{}, uids: map[string]types.UID{}}
+// NewLaunches returns an empty cache that tells observer, when not nil, of each launch put in it.
+func NewLaunches(observer LaunchObserver) *Launches {
+	return &Launches{entries: map[types.UID]launchEntry{}, uids: map[string]types.UID{}, observer: observer}
 }
 
 // ProviderIDOf returns the provider ID of the named NodeClaim if this process launched it and has not yet
@@ -210,9 +218,12 @@ func (c *Launches) get(uid types.UID) (*v1.NodeClaim, bool) {
 
 func (c *Launches) put(uid types.UID, name string, created *v1.NodeClaim) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.entries[uid] = launchEntry{name: name, created: created.DeepCopy()}
 	c.uids[name] = uid
+	c.mu.Unlock()
+	if c.observer != nil {
+		c.observer.Launched(name, created.Status.ProviderID)
+	}
 }
 
 func (c *Launches) forget(uid types.UID) {

@@ -105,7 +105,7 @@ var _ = Describe("Launch", func() {
 	It("tells the provider ID of its launch until a read shows the launch stored", func() {
 		nc := newNodeClaim()
 		cache := &laggingCache{Client: kubeClient, claim: get(nc)}
-		launches := lifecycle.NewLaunches()
+		launches := lifecycle.NewLaunches(nil)
 		controller = newController(cache, func(d *lifecycle.Deps) { d.Launches = launches })
 		expectReconciled(nc)
 		providerID := get(nc).Status.ProviderID
