@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
@@ -29,8 +30,9 @@ type hintTracker struct {
 	boundHinted int
 	// boundWith is, per bound pod, its status.nominatedNodeName in the last unbound state seen.
 	boundWith map[string]string
-	// bindOrder lists the pods in the order the watch saw them bound.
+	// bindOrder lists the pods in the order the watch saw them bound, and boundAt when.
 	bindOrder []string
+	boundAt   map[string]time.Time
 	stop      context.CancelFunc
 	done      chan struct{}
 }
@@ -42,7 +44,7 @@ func trackHints(b testing.TB, ns string) *hintTracker {
 		b.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &hintTracker{hint: map[string]string{}, bound: map[string]string{}, first: map[string]string{}, current: map[string]string{}, boundWith: map[string]string{}, stop: cancel, done: make(chan struct{})}
+	t := &hintTracker{hint: map[string]string{}, bound: map[string]string{}, first: map[string]string{}, current: map[string]string{}, boundWith: map[string]string{}, boundAt: map[string]time.Time{}, stop: cancel, done: make(chan struct{})}
 	record := func(o any) {
 		p, ok := o.(*corev1.Pod)
 		if !ok {
@@ -54,6 +56,7 @@ func trackHints(b testing.TB, ns string) *hintTracker {
 			if _, seen := t.bound[p.Name]; !seen {
 				t.boundWith[p.Name] = t.current[p.Name]
 				t.bindOrder = append(t.bindOrder, p.Name)
+				t.boundAt[p.Name] = time.Now()
 				if t.current[p.Name] != "" {
 					t.boundHinted++
 				}

@@ -106,6 +106,7 @@ func diagnose(b *testing.B, ns string, t *hintTracker) {
 			}
 		}
 	}
+	overruledBeforeOpen(b, pods.Items, claims.Items, t)
 	lateArrivals(b, pods.Items, byNode, claims.Items, t)
 	spreadsAtTheirTurn(b, pods.Items, t)
 	sort.Float64s(holds)
@@ -116,6 +117,36 @@ func diagnose(b *testing.B, ns string, t *hintTracker) {
 	}
 	b.Logf("hold seconds %v", holds)
 	b.Logf("registration offsets%s", offsets.String())
+}
+
+// overruledBeforeOpen logs, by kind, the pods bound elsewhere than their hint at the time while the hinted
+// Node was not open yet: its NodeClaim not Initialized (Ready, registered, startup and not-ready taints gone).
+// The kube-scheduler cannot place a pod on such a Node, so it places the pod wherever else it fits. The
+// Initialized time has a resolution of a second, rounded down, so a pod bound in the second its Node opened
+// counts as bound after.
+func overruledBeforeOpen(b *testing.B, pods []corev1.Pod, claims []v1.NodeClaim, t *hintTracker) {
+	opened := map[string]time.Time{}
+	for _, c := range claims {
+		for _, cond := range c.Status.Conditions {
+			if cond.Type == v1.ConditionTypeInitialized && cond.Status == metav1.ConditionTrue {
+				opened[c.Status.NodeName] = cond.LastTransitionTime.Time
+			}
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	early := map[string]int{}
+	for i := range pods {
+		p := &pods[i]
+		with := t.boundWith[p.Name]
+		if with == "" || with == p.Spec.NodeName {
+			continue
+		}
+		if at, ok := opened[with]; !ok || t.boundAt[p.Name].Before(at) {
+			early[podKind(p)]++
+		}
+	}
+	b.Logf("bound elsewhere than their hint at the time, before the hinted Node opened %v", early)
 }
 
 // lateArrivals logs the pods running on Nodes of NodeClaims created after the first pass (more than 5 s after
