@@ -8,7 +8,9 @@
 // The view is split by concern, each store behind its own lock:
 //
 //   - NodeStore: Nodes and NodeClaims, joined by provider ID. A NodeClaim whose Node has not joined yet is
-//     "in flight"; a Node without a NodeClaim is an unmanaged node.
+//     "in flight"; a Node without a NodeClaim is an unmanaged node. A claim's provider ID comes from its
+//     status, or first from its launch (NodeStore.Launched, told by the lifecycle controller), since under
+//     load the status reaches the informer after the Node the launch created.
 //   - PodStore: the pods bound to each node, with their summed requests and host ports, and the pending pods
 //     the provisioner nominated to a node or NodeClaim (Cluster.Nominate).
 //   - DaemonSetStore and PDBStore: DaemonSets and PodDisruptionBudgets by namespace/name.
