@@ -69,6 +69,7 @@ func Register(ctx context.Context, deps Deps) error {
 		NominationWindow: state.NominationWindow(deps.Options.BatchMaxDuration)})
 	provisioner := provisioning.NewProvisioner(provisioning.Deps{
 		Client:            mgr.GetClient(),
+		Reader:            mgr.GetAPIReader(),
 		Cluster:           cluster,
 		CloudProvider:     measured("provisioner"),
 		Clock:             deps.Clock,

@@ -27,6 +27,9 @@ import (
 type Deps struct {
 	// Client reads from the manager's cache and writes to the API server.
 	Client client.Client
+	// Reader reads straight from the API server: which pods are still unbound when a pass starts
+	// (liveBindings). Nil: the cache is trusted.
+	Reader client.Reader
 	// Cluster is the cluster state: nodes, their pods, NodeClaims in flight, daemonsets.
 	Cluster       ClusterState
 	CloudProvider cloudprovider.CloudProvider
