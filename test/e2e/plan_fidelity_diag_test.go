@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -99,11 +100,9 @@ func diagnose(b *testing.B, ns string, t *hintTracker) {
 		if s.kubeClient.Get(ctx, client.ObjectKey{Name: c.Status.NodeName}, node) != nil {
 			continue
 		}
-		for _, cond := range c.Status.Conditions {
-			if cond.Type == v1.ConditionTypeRegistered && cond.Status == "True" {
-				holds = append(holds, cond.LastTransitionTime.Sub(node.CreationTimestamp.Time).Seconds())
-				regs = append(regs, cond.LastTransitionTime.Time)
-			}
+		if cond := meta.FindStatusCondition(c.Status.Conditions, v1.ConditionTypeRegistered); cond != nil && cond.Status == metav1.ConditionTrue {
+			holds = append(holds, cond.LastTransitionTime.Sub(node.CreationTimestamp.Time).Seconds())
+			regs = append(regs, cond.LastTransitionTime.Time)
 		}
 	}
 	overruledBeforeOpen(b, pods.Items, claims.Items, t)
@@ -127,10 +126,8 @@ func diagnose(b *testing.B, ns string, t *hintTracker) {
 func overruledBeforeOpen(b *testing.B, pods []corev1.Pod, claims []v1.NodeClaim, t *hintTracker) {
 	opened := map[string]time.Time{}
 	for _, c := range claims {
-		for _, cond := range c.Status.Conditions {
-			if cond.Type == v1.ConditionTypeInitialized && cond.Status == metav1.ConditionTrue {
-				opened[c.Status.NodeName] = cond.LastTransitionTime.Time
-			}
+		if cond := meta.FindStatusCondition(c.Status.Conditions, v1.ConditionTypeInitialized); cond != nil && cond.Status == metav1.ConditionTrue {
+			opened[c.Status.NodeName] = cond.LastTransitionTime.Time
 		}
 	}
 	t.mu.Lock()
