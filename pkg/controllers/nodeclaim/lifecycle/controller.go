@@ -90,8 +90,12 @@ type Hints interface {
 	Unhinted(ctx context.Context) (int, error)
 }
 
-// HoldLimit bounds how long registration holds a new Node for Hints and for the Node to become Ready.
-const HoldLimit = 10 * time.Second
+// HoldLimit bounds how long registration holds a new Node for Hints and for the Node to become Ready. A
+// burst of pods reaches the provisioner in pieces (a batch closes BATCH_MAX_DURATION, 10 s, after its first
+// pod; the kube-scheduler marks pods unschedulable a few dozen a second), and the Nodes of the first pass
+// must still be held when the next pass has planned the rest: opened earlier, they take the pods the
+// kube-scheduler tries meanwhile, whatever the plan (docs/performance.md, twenty-first session).
+const HoldLimit = 20 * time.Second
 
 // Controller reconciles the lifecycle of NodeClaims that aren't being deleted.
 type Controller struct {
