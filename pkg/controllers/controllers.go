@@ -103,7 +103,7 @@ func Register(ctx context.Context, deps Deps) error {
 	all = append(all,
 		provisioning.NewPodController(mgr.GetClient(), provisioner),
 		provisioning.NewNodeController(mgr.GetClient(), provisioner),
-		lifecycle.NewController(lifecycle.Deps{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), CloudProvider: measured("nodeclaim.lifecycle"), Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry, Hints: hints, Launches: launches}),
+		lifecycle.NewController(lifecycle.Deps{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), CloudProvider: measured("nodeclaim.lifecycle"), Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry, Hints: hints, Planner: provisioner, Launches: launches}),
 		nodeclaimtermination.NewController(nodeclaimtermination.Deps{Client: mgr.GetClient(), CloudProvider: measured("nodeclaim.termination"), Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
 		nodetermination.NewController(nodetermination.Deps{Client: mgr.GetClient(), CloudProvider: measured("node.termination"), Clock: deps.Clock, Recorder: recorder, Registerer: deps.Registry}),
 		counter.NewController(counter.Deps{Client: mgr.GetClient(), Cluster: cluster, Registerer: deps.Registry, CloudProvider: measured("nodepool.counter")}),

@@ -58,7 +58,7 @@ func (c *PodController) Reconcile(ctx context.Context, req reconcile.Request) (r
 		return reconcile.Result{}, nil
 	}
 	c.provisioner.Ack(req.NamespacedName)
-	c.provisioner.Trigger(pod.UID)
+	c.provisioner.TriggerPod(pod.UID)
 	return reconcile.Result{RequeueAfter: podRetriggerInterval}, nil
 }
 

@@ -10,6 +10,10 @@
 // stays where it was unless a pod needing a host of its own takes its room (regroup.go). With
 // PLAN_UNTRIED_PODS (on by default) a pass also plans pods the kube-scheduler has not tried yet (Plannable).
 //
+// Planning reports whether a pending pod that triggered the provisioner waits for a pass to plan it
+// (unplanned.go); node registration holds new Nodes meanwhile, so that the Nodes of a burst's first pass do
+// not open before the pass that plans the rest of the burst.
+//
 // Pods on nodes being drained (deleting, marked for deletion, or tainted karpenter.sh/disrupted:NoSchedule)
 // are placed too, as if pending, so that their new capacity launches while the drain waits on
 // PodDisruptionBudgets; NodeController triggers a pass for each such node. The draining node takes no pods

@@ -61,22 +61,34 @@ type ClusterState interface {
 
 // Provisioner turns batches of pending pods into NodeClaims.
 type Provisioner struct {
-	deps    Deps
-	batcher *Batcher
-	metrics *provisionerMetrics
+	deps      Deps
+	batcher   *Batcher
+	metrics   *provisionerMetrics
+	unplanned *unplanned
 }
 
 // NewProvisioner returns a provisioner; Start runs its loop and Trigger feeds it.
 func NewProvisioner(deps Deps) *Provisioner {
 	return &Provisioner{
-		deps:    deps,
-		batcher: NewBatcher(deps.Clock, deps.BatchIdleDuration, deps.BatchMaxDuration),
-		metrics: newProvisionerMetrics(deps.Registerer),
+		deps:      deps,
+		batcher:   NewBatcher(deps.Clock, deps.BatchIdleDuration, deps.BatchMaxDuration),
+		metrics:   newProvisionerMetrics(deps.Registerer),
+		unplanned: newUnplanned(),
 	}
 }
 
 // Trigger tells the provisioner that the object with the key (a pod, a draining node) may need capacity.
 func (p *Provisioner) Trigger(key types.UID) { p.batcher.Trigger(key) }
+
+// TriggerPod tells the provisioner that the pending pod needs capacity.
+func (p *Provisioner) TriggerPod(pod types.UID) {
+	p.unplanned.triggered(pod)
+	p.batcher.Trigger(pod)
+}
+
+// Planning reports whether a pending pod that needs capacity waits for a pass that plans it, or the pass
+// under way has not nominated the pods it took in yet. Registration holds new Nodes meanwhile.
+func (p *Provisioner) Planning() bool { return p.unplanned.planning() }
 
 // Ack records that the provisioner took the pending pod up (the first time only).
 func (p *Provisioner) Ack(pod types.NamespacedName) {
@@ -106,10 +118,14 @@ func (p *Provisioner) Start(ctx context.Context) error {
 // Provision runs one scheduling pass over the pending pods and creates the NodeClaims of the plan. It
 // returns the plan.
 func (p *Provisioner) Provision(ctx context.Context) (*solver.Plan, error) {
+	taken := p.unplanned.startPass()
+	var read map[types.UID]struct{} // stays nil unless the pass gets as far as planning
+	defer func() { p.unplanned.endPass(taken, read) }()
 	in, ignored, err := p.readInput(ctx)
 	if err != nil {
 		return nil, err
 	}
+	read = unboundUIDs(in, ignored)
 	p.reportIgnored(ctx, ignored)
 	done := p.metrics.startPass(len(in.Pods))
 	if zones := pendingInput(in); len(zones.Pods) > 0 {
@@ -122,6 +138,7 @@ func (p *Provisioner) Provision(ctx context.Context) (*solver.Plan, error) {
 	in, plan, was, err := p.solve(ctx, in)
 	done(p.deps.Clock.Since(start))
 	if err != nil {
+		read = nil
 		return nil, fmt.Errorf("solving for %d pending pods, %w", len(in.Pods), err)
 	}
 	p.metrics.unschedulable.Set(float64(len(plan.Unschedulable)))

@@ -42,6 +42,9 @@ func TestNodeControllerTriggersForDrainingNodes(t *testing.T) {
 			if _, open := p.batcher.TimeLeft(); open != tc.trigger {
 				t.Errorf("triggered = %v, want %v", open, tc.trigger)
 			}
+			if p.Planning() {
+				t.Error("a draining node counts as a pending pod to plan")
+			}
 			if (result.RequeueAfter > 0) != tc.trigger {
 				t.Errorf("requeue after %s; a draining node is looked at again, others are not", result.RequeueAfter)
 			}
@@ -74,6 +77,9 @@ func TestPodControllerTriggersAgainWhilePodsPend(t *testing.T) {
 			}
 			if _, open := p.batcher.TimeLeft(); open != tc.trigger {
 				t.Errorf("triggered = %v, want %v", open, tc.trigger)
+			}
+			if p.Planning() != tc.trigger {
+				t.Errorf("planning = %v; a pending pod no pass has read is to be planned", p.Planning())
 			}
 			if want := map[bool]time.Duration{true: podRetriggerInterval}[tc.trigger]; result.RequeueAfter != want {
 				t.Errorf("requeue after %s, want %s", result.RequeueAfter, want)

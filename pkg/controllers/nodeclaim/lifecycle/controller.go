@@ -75,6 +75,9 @@ type Deps struct {
 	// kube-scheduler can follow the plan (see registration.hold), for at most HoldLimit after the Node
 	// appeared.
 	Hints Hints
+	// Planner, when set with Hints, also holds a new Node while the provisioner has pending pods it has not
+	// planned yet.
+	Planner Planner
 	// Reader reads a Node or NodeClaim straight from the API server when a write from the cached copy
 	// conflicted; nil means Client. Give it the manager's API reader: the cache lags behind new Nodes under load.
 	Reader client.Reader
@@ -88,6 +91,13 @@ type Hints interface {
 	// Unhinted counts the pending pods planned onto a Node not registered yet that have not been told of
 	// that Node, and those planned onto a NodeClaim whose Node has not appeared yet.
 	Unhinted(ctx context.Context) (int, error)
+}
+
+// Planner reports whether pods of the burst that new Nodes belong to are still to be planned.
+type Planner interface {
+	// Planning reports whether a pending pod that needs capacity waits for a provisioning pass, or the pass
+	// under way has not nominated the pods it took in yet.
+	Planning() bool
 }
 
 // HoldLimit bounds how long registration holds a new Node for Hints and for the Node to become Ready. A
@@ -140,7 +150,7 @@ func NewController(deps Deps) *Controller {
 		reader = deps.Client
 	}
 	registration := &registration{kubeClient: deps.Client, clock: deps.Clock, recorder: deps.Recorder,
-		metrics: m, hints: deps.Hints, reader: reader, held: newHeldNodes()}
+		metrics: m, hints: deps.Hints, planner: deps.Planner, reader: reader, held: newHeldNodes()}
 	return &Controller{
 		kubeClient: deps.Client,
 		reader:     reader,

@@ -15,6 +15,11 @@ type unhinted int
 
 func (u unhinted) Unhinted(context.Context) (int, error) { return int(u), nil }
 
+// planning is a fixed answer to whether the provisioner has pending pods to plan.
+type planning bool
+
+func (p planning) Planning() bool { return bool(p) }
+
 func TestRegistrationHoldsUntilSchedulerKnowsThePlan(t *testing.T) {
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	ready := []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
@@ -23,17 +28,21 @@ func TestRegistrationHoldsUntilSchedulerKnowsThePlan(t *testing.T) {
 	cases := []struct {
 		name       string
 		hints      Hints
+		planner    Planner
 		conditions []corev1.NodeCondition
 		taints     []corev1.Taint
 		age        time.Duration
 		hold       bool
 	}{
-		{"ready, every pod hinted", unhinted(0), ready, nil, time.Second, false},
-		{"ready, pods not hinted yet", unhinted(2), ready, nil, time.Second, true},
-		{"not ready", unhinted(0), notReady, nil, time.Second, true},
-		{"ready but still tainted not-ready", unhinted(0), ready, notReadyTaint, time.Second, true},
-		{"held long enough", unhinted(2), notReady, notReadyTaint, HoldLimit, false},
-		{"no hints (nominations off)", nil, notReady, nil, time.Second, false},
+		{"ready, every pod hinted", unhinted(0), nil, ready, nil, time.Second, false},
+		{"ready, pods not hinted yet", unhinted(2), nil, ready, nil, time.Second, true},
+		{"not ready", unhinted(0), nil, notReady, nil, time.Second, true},
+		{"ready but still tainted not-ready", unhinted(0), nil, ready, notReadyTaint, time.Second, true},
+		{"held long enough", unhinted(2), nil, notReady, notReadyTaint, HoldLimit, false},
+		{"no hints (nominations off)", nil, nil, notReady, nil, time.Second, false},
+		{"ready, every pod hinted, nothing left to plan", unhinted(0), planning(false), ready, nil, time.Second, false},
+		{"ready, every pod hinted, pending pods not planned yet", unhinted(0), planning(true), ready, nil, time.Second, true},
+		{"pending pods not planned yet, held long enough", unhinted(0), planning(true), ready, nil, HoldLimit, false},
 	}
 	for _, c := range cases {
 		node := &corev1.Node{
@@ -41,7 +50,7 @@ func TestRegistrationHoldsUntilSchedulerKnowsThePlan(t *testing.T) {
 			Spec:       corev1.NodeSpec{Taints: c.taints},
 			Status:     corev1.NodeStatus{Conditions: c.conditions},
 		}
-		r := &registration{clock: clocktesting.NewFakeClock(now.Add(c.age)), hints: c.hints, held: newHeldNodes()}
+		r := &registration{clock: clocktesting.NewFakeClock(now.Add(c.age)), hints: c.hints, planner: c.planner, held: newHeldNodes()}
 		wait, err := r.hold(context.Background(), "claim", node)
 		if err != nil || (wait > 0) != c.hold {
 			t.Errorf("%s: wait %v, err %v; want holding %v", c.name, wait, err, c.hold)

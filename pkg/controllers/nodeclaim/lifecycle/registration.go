@@ -39,6 +39,8 @@ type registration struct {
 	recorder   events.Recorder
 	metrics    *lifecycleMetrics
 	hints      Hints
+	// planner, when set, holds the Node while the provisioner has pending pods it has not planned yet.
+	planner Planner
 	// reader reads a Node from the API server after a write from the cached copy conflicted (patchNode).
 	reader client.Reader
 	// held are the NodeClaims whose Nodes hold waits on; release wakes them all at once.
@@ -222,7 +224,8 @@ const holdRecheck = 500 * time.Millisecond
 // goes, it tries the pod's status.nominatedNodeName first, and it clears that hint on every attempt that
 // fails. So the Node is held while it is not Ready (or still has the node lifecycle controller's not-ready
 // or unreachable taint), and while any pending pod Lathe planned onto a Node registration holds has not
-// been given its hint, or is planned onto a NodeClaim whose Node has not appeared yet (Hints.Unhinted);
+// been given its hint, or is planned onto a NodeClaim whose Node has not appeared yet (Hints.Unhinted), or
+// while pending pods wait for the provisioner to plan them (Planner: a burst reaches it in pieces);
 // the first Node released wakes every held one (heldNodes), so that the Nodes of a pass open together,
 // every pod planned onto them nominated. A ready Node also waits for the other held Nodes to be ready
 // (the node lifecycle controller takes their not-ready taints off one by one, seconds apart under load):
@@ -248,6 +251,11 @@ func (r *registration) hold(ctx context.Context, claim string, node *corev1.Node
 		// Waiting for hints now would open the ready Nodes one by one, each at its own HoldLimit, while the
 		// kube-scheduler fills the first ones open with the pods planned onto the rest.
 		return 0, nil
+	}
+	if r.planner != nil && r.planner.Planning() {
+		// The next pass may put some of them onto this Node, or move pods planned here elsewhere.
+		r.held.waiting(claim, "the provisioner to plan new pending pods")
+		return holdRecheck, nil
 	}
 	n, err := r.hints.Unhinted(ctx)
 	if err != nil || n == 0 {
