@@ -56,4 +56,18 @@ func TestPlanningUntilAPassHasPlannedTheTriggeredPod(t *testing.T) {
 	if h.provisioner.Planning() {
 		t.Error("the kube-scheduler's next attempt at a planned pod counts as a new pod")
 	}
+	// The next pass reads the pod as nominated to the NodeClaim in flight, not as one to place: still read.
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := h.provisioner.Provision(ctx)
+		if errors.Is(err, provisioning.ErrNotSynced) {
+			return false, nil // the state has yet to see the NodeClaim the first pass created
+		}
+		return err == nil, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h.provisioner.TriggerPod(pod.UID)
+	if h.provisioner.Planning() {
+		t.Error("a pod nominated to a NodeClaim in flight counts as a new pod once a later pass has read it")
+	}
 }

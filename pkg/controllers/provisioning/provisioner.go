@@ -77,7 +77,8 @@ func NewProvisioner(deps Deps) *Provisioner {
 	}
 }
 
-// Trigger tells the provisioner that the object with the key (a pod, a draining node) may need capacity.
+// Trigger tells the provisioner that the object with the key (a draining node) may need capacity; pending
+// pods come through TriggerPod.
 func (p *Provisioner) Trigger(key types.UID) { p.batcher.Trigger(key) }
 
 // TriggerPod tells the provisioner that the pending pod needs capacity.
@@ -125,11 +126,12 @@ func (p *Provisioner) Provision(ctx context.Context) (*solver.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	read = unboundUIDs(in, ignored)
+	pending := pendingInput(in)
+	read = unboundUIDs(pending.Pods, ignored)
 	p.reportIgnored(ctx, ignored)
 	done := p.metrics.startPass(len(in.Pods))
-	if zones := pendingInput(in); len(zones.Pods) > 0 {
-		p.metrics.pendingZones(zones.Pods, solver.EffectiveZones(zones, p.deps.SolverOptions))
+	if len(pending.Pods) > 0 {
+		p.metrics.pendingZones(pending.Pods, solver.EffectiveZones(pending, p.deps.SolverOptions))
 	}
 	if len(in.Pods) == 0 {
 		return &solver.Plan{}, nil

@@ -5,15 +5,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/lathe-autoscaler/lathe/pkg/simulation/solver"
 )
 
 // unplanned knows which pending pods have asked for capacity since the last pass that read them: the part
 // of a burst that no plan covers yet. Registration holds new Nodes while there is one (Planning), so that
 // the Nodes of the first pass do not open before the next pass has planned the rest of the burst.
 //
-// A pod the last pass read (planned, or found no room for) is not new when it triggers again: the
+// A pod the last pass read (planned, found no room for, or left alone) is not new when it triggers again: the
 // kube-scheduler updates a pending pod at every attempt, and each update triggers.
 type unplanned struct {
 	mu sync.Mutex
@@ -76,30 +74,18 @@ func (u *unplanned) planning() bool {
 	return len(u.waiting) > 0 || u.inPass > 0
 }
 
-// unboundUIDs are the UIDs of the pods a pass read that are not bound yet: the pods to place, those
-// nominated to a node or an in-flight NodeClaim, and those it leaves alone (ignored).
-func unboundUIDs(in solver.Input, ignored []IgnoredPod) map[types.UID]struct{} {
-	uids := map[types.UID]struct{}{}
-	for _, i := range ignored {
-		uids[i.Pod.UID] = struct{}{}
-	}
-	add := func(pod *corev1.Pod) {
+// unboundUIDs are the UIDs of the pods a pass read that are not bound yet: of pods, the pass's pending pods
+// and those nominated to a node or an in-flight NodeClaim (pendingInput), the unbound ones; and the pods it
+// leaves alone (ignored).
+func unboundUIDs(pods []*corev1.Pod, ignored []IgnoredPod) map[types.UID]struct{} {
+	uids := make(map[types.UID]struct{}, len(pods)+len(ignored))
+	for _, pod := range pods {
 		if awaitsBinding(pod) {
 			uids[pod.UID] = struct{}{}
 		}
 	}
-	for _, pod := range in.Pods {
-		add(pod)
-	}
-	for _, n := range in.Nodes {
-		for _, pod := range n.Pods {
-			add(pod)
-		}
-	}
-	for _, c := range in.InFlight {
-		for _, pod := range c.Pods {
-			add(pod)
-		}
+	for _, i := range ignored {
+		uids[i.Pod.UID] = struct{}{}
 	}
 	return uids
 }
