@@ -16,6 +16,12 @@ import (
 // a pending pod is updated again and again while it waits (each failed kube-scheduler attempt, each hint),
 // and those updates must not hold the batch open until MaxDuration when no new pod has come.
 //
+// A pod some pass already planned (nominated to a Node or a NodeClaim) reminds the batcher instead
+// (Remind): it opens a batch if none is open, which closes MaxDuration later unless new pods arrive, but it
+// never keeps a batch from going idle. So while a burst of pods is still coming, the kube-scheduler's
+// attempts at the pods planned before do not keep its next batch open to MaxDuration, and that batch
+// closes IdleDuration after the burst's last pod, as BATCH_IDLE_DURATION says ("no new pending pods").
+//
 // Trigger records its time synchronously, so when a batch closes depends only on the clock, never on how
 // quickly the waiting goroutine runs.
 type Batcher struct {
@@ -26,8 +32,8 @@ type Batcher struct {
 	wake chan struct{} // tells Wait to look at the trigger times again
 
 	mu    sync.Mutex
-	first time.Time // first trigger of the open batch; zero when no batch is open
-	last  time.Time // latest trigger of the open batch
+	first time.Time // first trigger or reminder of the open batch; zero when no batch is open
+	last  time.Time // latest trigger of the open batch; zero when only reminders opened it
 	// keys are the keys that triggered the open batch, or the next one while none is open.
 	keys map[types.UID]struct{}
 }
@@ -69,6 +75,24 @@ func (b *Batcher) TriggerNow() {
 	}
 }
 
+// Remind records that a pod some pass already planned is still pending: it opens a batch if none is open,
+// and leaves an open batch's idle window alone. It never blocks.
+func (b *Batcher) Remind() {
+	now := b.clock.Now()
+	b.mu.Lock()
+	opened := b.first.IsZero()
+	if opened {
+		b.first = now
+	}
+	b.mu.Unlock()
+	if opened {
+		select {
+		case b.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
 // Wait blocks until a batch closes and reports true, or until ctx ends and reports false.
 func (b *Batcher) Wait(ctx context.Context) bool {
 	for {
@@ -104,9 +128,9 @@ func (b *Batcher) TimeLeft() (time.Duration, bool) {
 	if b.first.IsZero() {
 		return 0, false
 	}
-	closeAt := b.last.Add(b.idleDuration)
-	if maxAt := b.first.Add(b.maxDuration); maxAt.Before(closeAt) {
-		closeAt = maxAt
+	closeAt := b.first.Add(b.maxDuration)
+	if idleAt := b.last.Add(b.idleDuration); !b.last.IsZero() && idleAt.Before(closeAt) {
+		closeAt = idleAt
 	}
 	return closeAt.Sub(b.clock.Now()), true
 }

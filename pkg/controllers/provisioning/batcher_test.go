@@ -68,6 +68,39 @@ func TestTriggersOfAPodAlreadyInTheBatchDoNotHoldItOpen(t *testing.T) {
 	}
 }
 
+// TestRemindersOpenABatchButDoNotHoldItOpen: a pod some pass already planned reminds the batcher while it
+// waits; that opens a batch, which closes at MaxDuration unless new pods arrive, and never keeps a batch
+// from going idle.
+func TestRemindersOpenABatchButDoNotHoldItOpen(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now())
+	b := provisioning.NewBatcher(clk, time.Second, 10*time.Second)
+	b.Remind()
+	if left, open := b.TimeLeft(); !open || left != 10*time.Second {
+		t.Fatalf("after a reminder: left %v open %v, want a batch closing at max duration", left, open)
+	}
+	clk.Step(2 * time.Second)
+	b.Remind()
+	if left, _ := b.TimeLeft(); left != 8*time.Second {
+		t.Fatalf("after a second reminder: left %v, want 8s (max duration from the first)", left)
+	}
+	b.Trigger("new")
+	if left, _ := b.TimeLeft(); left != time.Second {
+		t.Fatalf("after a new pod: left %v, want 1s (idle)", left)
+	}
+	clk.Step(900 * time.Millisecond)
+	b.Remind()
+	if left, _ := b.TimeLeft(); left != 100*time.Millisecond {
+		t.Fatalf("a reminder after a new pod: left %v, want 100ms (idle from the new pod)", left)
+	}
+	clk.Step(100 * time.Millisecond)
+	if ok := <-waitAsync(context.Background(), b); !ok {
+		t.Fatal("Wait reported false")
+	}
+	if _, open := b.TimeLeft(); open {
+		t.Fatal("the closed batch is still open")
+	}
+}
+
 // waitAsync runs b.Wait in the background and returns a channel that receives its result.
 func waitAsync(ctx context.Context, b *provisioning.Batcher) <-chan bool {
 	done := make(chan bool, 1)

@@ -55,10 +55,18 @@ func (c *PodController) Reconcile(ctx context.Context, req reconcile.Request) (r
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if ok, _ := Provisionable(pod); !ok {
-		return reconcile.Result{}, nil
+		// A pod the kube-scheduler has not tried yet is planned UntriedGrace after its creation (Plannable),
+		// and then asks for capacity as one it marked unschedulable does.
+		wait, untried := untriedIn(pod, c.provisioner.deps.Clock.Now(), c.provisioner.deps.PlanUntriedPods)
+		switch {
+		case !untried:
+			return reconcile.Result{}, nil
+		case wait > 0:
+			return reconcile.Result{RequeueAfter: wait}, nil
+		}
 	}
 	c.provisioner.Ack(req.NamespacedName)
-	c.provisioner.TriggerPod(pod.UID)
+	c.provisioner.TriggerPod(pod)
 	return reconcile.Result{RequeueAfter: podRetriggerInterval}, nil
 }
 

@@ -35,7 +35,7 @@ func TestPlanningUntilAPassHasPlannedTheTriggeredPod(t *testing.T) {
 	if h.provisioner.Planning() {
 		t.Fatal("planning before any pod triggered")
 	}
-	h.provisioner.TriggerPod(pod.UID)
+	h.provisioner.TriggerPod(pod)
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		if !h.provisioner.Planning() {
 			return false, errors.New("not planning while the triggered pod waits for a pass")
@@ -52,7 +52,7 @@ func TestPlanningUntilAPassHasPlannedTheTriggeredPod(t *testing.T) {
 	if h.provisioner.Planning() {
 		t.Fatal("still planning after a pass planned the pod")
 	}
-	h.provisioner.TriggerPod(pod.UID)
+	h.provisioner.TriggerPod(pod)
 	if h.provisioner.Planning() {
 		t.Error("the kube-scheduler's next attempt at a planned pod counts as a new pod")
 	}
@@ -66,7 +66,7 @@ func TestPlanningUntilAPassHasPlannedTheTriggeredPod(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	h.provisioner.TriggerPod(pod.UID)
+	h.provisioner.TriggerPod(pod)
 	if h.provisioner.Planning() {
 		t.Error("a pod nominated to a NodeClaim in flight counts as a new pod once a later pass has read it")
 	}

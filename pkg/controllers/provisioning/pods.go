@@ -44,13 +44,27 @@ const UntriedGrace = time.Second
 // provisioning in a later, smaller pass, where a group needing hosts of its own (hostname anti-affinity)
 // finds the earlier NodeClaims full and opens one claim per pod. Planning them with the pods already
 // judged gives one plan for what has arrived. A pod that fits existing capacity is planned there and opens
-// nothing; the kube-scheduler still decides where every pod goes. Untried pods do not start a batch:
-// Provisionable pods do.
+// nothing; the kube-scheduler still decides where every pod goes. An untried pod triggers a batch once it
+// is plannable (UntriedIn), as a Provisionable pod does at once.
 func Plannable(pod *corev1.Pod, now time.Time, untried bool) bool {
 	if leftAlone(pod) != "" {
 		return false
 	}
-	return markedUnschedulable(pod) || untried && notTriedYet(pod) && now.Sub(pod.CreationTimestamp.Time) >= UntriedGrace
+	if markedUnschedulable(pod) {
+		return true
+	}
+	wait, ok := untriedIn(pod, now, untried)
+	return ok && wait <= 0
+}
+
+// untriedIn reports whether the pod is one the kube-scheduler has not tried yet, planned UntriedGrace after
+// its creation when untried is set (see Plannable), and how long after now that is (zero or less: it is
+// plannable now). A pod provisioning leaves alone is not.
+func untriedIn(pod *corev1.Pod, now time.Time, untried bool) (time.Duration, bool) {
+	if !untried || leftAlone(pod) != "" || !notTriedYet(pod) {
+		return 0, false
+	}
+	return UntriedGrace - now.Sub(pod.CreationTimestamp.Time), true
 }
 
 // notTriedYet reports whether the kube-scheduler has not looked at the pod: it has no PodScheduled

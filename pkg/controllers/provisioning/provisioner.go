@@ -57,6 +57,8 @@ type ClusterState interface {
 	Snapshot() *state.Snapshot
 	// Nominate records where the plan put a pending pod, so the next pass keeps it there.
 	Nominate(pod *corev1.Pod, target state.Target)
+	// NominationOf returns the pod's nomination while it holds.
+	NominationOf(pod types.NamespacedName) (state.Nomination, bool)
 }
 
 // Provisioner turns batches of pending pods into NodeClaims.
@@ -81,10 +83,17 @@ func NewProvisioner(deps Deps) *Provisioner {
 // pods come through TriggerPod.
 func (p *Provisioner) Trigger(key types.UID) { p.batcher.Trigger(key) }
 
-// TriggerPod tells the provisioner that the pending pod needs capacity.
-func (p *Provisioner) TriggerPod(pod types.UID) {
-	p.unplanned.triggered(pod)
-	p.batcher.Trigger(pod)
+// TriggerPod tells the provisioner that the pending pod needs capacity. A pod a pass has planned onto a
+// Node or a NodeClaim that still holds it only reminds the batcher (Batcher.Remind).
+func (p *Provisioner) TriggerPod(pod *corev1.Pod) {
+	p.unplanned.triggered(pod.UID)
+	if p.deps.Cluster != nil {
+		if _, planned := p.deps.Cluster.NominationOf(client.ObjectKeyFromObject(pod)); planned {
+			p.batcher.Remind()
+			return
+		}
+	}
+	p.batcher.Trigger(pod.UID)
 }
 
 // Planning reports whether a pending pod that needs capacity waits for a pass that plans it, or the pass
@@ -122,10 +131,12 @@ func (p *Provisioner) Provision(ctx context.Context) (*solver.Plan, error) {
 	taken := p.unplanned.startPass()
 	var read map[types.UID]struct{} // stays nil unless the pass gets as far as planning
 	defer func() { p.unplanned.endPass(taken, read) }()
+	began := p.deps.Clock.Now()
 	in, ignored, err := p.readInput(ctx)
 	if err != nil {
 		return nil, err
 	}
+	readIn := p.deps.Clock.Since(began)
 	pending := pendingInput(in)
 	read = unboundUIDs(pending.Pods, ignored)
 	p.reportIgnored(ctx, ignored)
@@ -145,16 +156,20 @@ func (p *Provisioner) Provision(ctx context.Context) (*solver.Plan, error) {
 	}
 	p.metrics.unschedulable.Set(float64(len(plan.Unschedulable)))
 	p.recordDecisions(in, plan)
+	creating := p.deps.Clock.Now()
 	created, err := p.createNodeClaims(ctx, in, plan)
 	p.nominate(in, plan, created)
 	p.publish(in, plan, created, was)
+	observing := p.deps.Clock.Now()
 	// Even when some creates failed, the next pass must count the claims that were created, or it launches
 	// again for their pods.
 	if err := errors.Join(err, p.awaitObserved(ctx, created)); err != nil {
 		return plan, err
 	}
-	log.FromContext(ctx).Info("provisioned", "pendingPods", len(in.Pods), "nodeClaims", len(created),
-		"unschedulablePods", len(plan.Unschedulable), "pricePerHour", plan.PricePerHour)
+	log.FromContext(ctx).Info("provisioned", "pendingPods", len(in.Pods), "newPendingPods", len(taken), "nodeClaims", len(created),
+		"unschedulablePods", len(plan.Unschedulable), "pricePerHour", plan.PricePerHour,
+		"readIn", readIn.String(), "solvedIn", creating.Sub(start).String(), "createdIn", observing.Sub(creating).String(),
+		"observedIn", p.deps.Clock.Since(observing).String())
 	return plan, nil
 }
 
