@@ -51,9 +51,13 @@ func TestRegistrationHoldsUntilSchedulerKnowsThePlan(t *testing.T) {
 			Status:     corev1.NodeStatus{Conditions: c.conditions},
 		}
 		r := &registration{clock: clocktesting.NewFakeClock(now.Add(c.age)), hints: c.hints, planner: c.planner, held: newHeldNodes()}
-		wait, err := r.hold(context.Background(), "claim", node)
+		wait, opened, err := r.hold(context.Background(), "claim", node)
 		if err != nil || (wait > 0) != c.hold {
 			t.Errorf("%s: wait %v, err %v; want holding %v", c.name, wait, err, c.hold)
+		}
+		// Why a Node opens is logged when it is registered: the hold limit, or the end of what it waited for.
+		if atLimit := c.hints != nil && c.age >= HoldLimit; atLimit != (opened == openedAtHoldLimit) || (c.hold || c.hints == nil) != (opened == "") {
+			t.Errorf("%s: opened because %q", c.name, opened)
 		}
 	}
 }
@@ -70,7 +74,7 @@ func readyNode(name string, ready corev1.ConditionStatus, created time.Time) *co
 func holder(t *testing.T, r *registration) func(claim string, n *corev1.Node) bool {
 	return func(claim string, n *corev1.Node) bool {
 		t.Helper()
-		wait, err := r.hold(context.Background(), claim, n)
+		wait, _, err := r.hold(context.Background(), claim, n)
 		if err != nil {
 			t.Fatal(err)
 		}

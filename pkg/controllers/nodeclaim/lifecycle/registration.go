@@ -180,16 +180,21 @@ func (r *registration) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (
 	if firstRegistration {
 		if disarming, err := r.disarm(ctx, nodeClaim.Name, node); err != nil || disarming {
 			r.held.add(nodeClaim.Name)
+			r.held.waiting(nodeClaim.Name, "the cache to show its unregistered taint replaced")
 			return outcome{requeueAfter: holdRecheck}, err
 		}
-		if wait, err := r.hold(ctx, nodeClaim.Name, node); err != nil || wait > 0 {
+		wait, opened, err := r.hold(ctx, nodeClaim.Name, node)
+		if err != nil || wait > 0 {
 			return outcome{requeueAfter: wait}, err // hold recorded the claim as held
 		}
 		var limitAt time.Time // when the Node is registered at HoldLimit
-		if r.hints != nil && pastHoldLimit(node.CreationTimestamp.Time, r.clock.Now()) {
+		if opened == openedAtHoldLimit {
 			limitAt = r.clock.Now()
 		}
 		waitedOn := r.held.releaseAll(nodeClaim.Name, limitAt)
+		if opened != "" {
+			ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("heldFor", r.clock.Since(node.CreationTimestamp.Time).Round(time.Second).String(), "openedBecause", opened))
+		}
 		if !limitAt.IsZero() {
 			if waitedOn == "" {
 				waitedOn = "not recorded" // another Node's release cleared it
@@ -233,37 +238,46 @@ const holdRecheck = 500 * time.Millisecond
 // Nodes still held. HoldLimit after the Node appeared it is registered whatever the state, and holds no
 // other Node; the Nodes held with it then stop waiting for each other's readiness (heldNodes.observe) and
 // for hints (heldNodes.burstReleased): each ready one opens when woken, not at its own HoldLimit.
-func (r *registration) hold(ctx context.Context, claim string, node *corev1.Node) (time.Duration, error) {
+func (r *registration) hold(ctx context.Context, claim string, node *corev1.Node) (time.Duration, string, error) {
 	now := r.clock.Now()
-	if r.hints == nil || pastHoldLimit(node.CreationTimestamp.Time, now) {
-		return 0, nil
+	switch {
+	case r.hints == nil:
+		return 0, "", nil
+	case pastHoldLimit(node.CreationTimestamp.Time, now):
+		return 0, openedAtHoldLimit, nil
 	}
 	ready := readyWithoutNotReadyTaints(node)
 	othersUnready := r.held.observe(claim, node.CreationTimestamp.Time, ready, now)
 	switch {
 	case !ready:
 		r.held.waiting(claim, "the node to be ready")
-		return holdRecheck, nil
+		return holdRecheck, "", nil
 	case othersUnready:
 		r.held.waiting(claim, "other held nodes to be ready")
-		return holdRecheck, nil
+		return holdRecheck, "", nil
 	case r.held.burstReleased(node.CreationTimestamp.Time):
 		// Waiting for hints now would open the ready Nodes one by one, each at its own HoldLimit, while the
 		// kube-scheduler fills the first ones open with the pods planned onto the rest.
-		return 0, nil
+		return 0, "an older node reached the hold limit", nil
 	}
 	if r.planner != nil && r.planner.Planning() {
 		// The next pass may put some of them onto this Node, or move pods planned here elsewhere.
 		r.held.waiting(claim, "the provisioner to plan new pending pods")
-		return holdRecheck, nil
+		return holdRecheck, "", nil
 	}
 	n, err := r.hints.Unhinted(ctx)
-	if err != nil || n == 0 {
-		return 0, err
+	switch {
+	case err != nil:
+		return 0, "", err
+	case n == 0:
+		return 0, "every planned pod told its node", nil
 	}
 	r.held.waiting(claim, "pods to be told their node")
-	return holdRecheck, nil
+	return holdRecheck, "", nil
 }
+
+// openedAtHoldLimit is why a Node held HoldLimit opens.
+const openedAtHoldLimit = "hold limit"
 
 // disarm replaces the karpenter.sh/unregistered:NoExecute taint of a Node registration would hold by its
 // NoSchedule twin, and reports whether the Node must wait for its cached copy to show that. The taint
