@@ -45,15 +45,12 @@ const UntriedGrace = time.Second
 // finds the earlier NodeClaims full and opens one claim per pod. Planning them with the pods already
 // judged gives one plan for what has arrived. A pod that fits existing capacity is planned there and opens
 // nothing; the kube-scheduler still decides where every pod goes. An untried pod triggers a batch once it
-// is plannable (UntriedIn), as a Provisionable pod does at once.
+// is plannable (untriedIn), as a Provisionable pod does at once.
 func Plannable(pod *corev1.Pod, now time.Time, untried bool) bool {
-	if leftAlone(pod) != "" {
-		return false
-	}
 	if markedUnschedulable(pod) {
-		return true
+		return leftAlone(pod) == ""
 	}
-	wait, ok := untriedIn(pod, now, untried)
+	wait, ok := untriedIn(pod, now, untried) // which leaves out the pods left alone
 	return ok && wait <= 0
 }
 
