@@ -62,6 +62,22 @@ func diagnose(b *testing.B, ns string, t *hintTracker) {
 	for i := range pods.Items {
 		byNode[pods.Items[i].Spec.NodeName] = append(byNode[pods.Items[i].Spec.NodeName], &pods.Items[i])
 	}
+	// intruded counts, by kind, the pods bound elsewhere than their hint whose hinted Node holds a pod that was
+	// bound there under another hint or none: a pod sent away from its own hint that took the planned room.
+	intruded := map[string]int{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		with := t.boundWith[p.Name]
+		if with == "" || with == p.Spec.NodeName {
+			continue
+		}
+		for _, q := range byNode[with] {
+			if t.boundWith[q.Name] != with {
+				intruded[podKind(p)]++
+				break
+			}
+		}
+	}
 	shown := 0
 	for i := range pods.Items {
 		p := &pods.Items[i]
@@ -88,7 +104,7 @@ func diagnose(b *testing.B, ns string, t *hintTracker) {
 	}
 	t.mu.Unlock()
 	b.Logf("pods by constraint %v, off their hinted node %v", total, miss)
-	b.Logf("bound with no hint at the time %v, bound elsewhere than their hint at the time %v", unhinted, overruled)
+	b.Logf("bound with no hint at the time %v, bound elsewhere than their hint at the time %v, of which their hinted Node took a pod hinted elsewhere or not at all %v", unhinted, overruled, intruded)
 	var claims v1.NodeClaimList
 	if err := s.kubeClient.List(ctx, &claims); err != nil {
 		b.Fatal(err)
@@ -108,6 +124,7 @@ func diagnose(b *testing.B, ns string, t *hintTracker) {
 	overruledBeforeOpen(b, pods.Items, claims.Items, t)
 	lateArrivals(b, pods.Items, byNode, claims.Items, t)
 	spreadsAtTheirTurn(b, pods.Items, t)
+	hintedOverSkewIfLast(b, pods.Items, t)
 	bindSpreadByNode(b, t)
 	sort.Float64s(holds)
 	sort.Slice(regs, func(i, j int) bool { return regs[i].Before(regs[j]) })
@@ -222,7 +239,11 @@ func spreadsAtTheirTurn(b *testing.B, pods []corev1.Pod, t *hintTracker) {
 			zones[zone(p.Spec.NodeName)] = true
 		}
 	}
-	overSkew, off, inversions, pairs := 0, 0, 0, 0
+	overSkew, overWithNominated, off, inversions, pairs := 0, 0, 0, 0, 0
+	position := map[string]int{}
+	for i, name := range t.bindOrder {
+		position[name] = i
+	}
 	var bound []*corev1.Pod
 	for _, name := range t.bindOrder {
 		p := byName[name]
@@ -257,14 +278,31 @@ func spreadsAtTheirTurn(b *testing.B, pods []corev1.Pod, t *hintTracker) {
 					counts[zone(q.Spec.NodeName)]++
 				}
 			}
-			if overZoneSkew(selector, c.MaxSkew, p, zone(hinted), counts) {
+			switch {
+			case overZoneSkew(selector, c.MaxSkew, p, zone(hinted), counts):
 				overSkew++
+				if overSkew <= 15 {
+					b.Logf("  %s (%s, selects %s) bound #%d at +%.1fs, hinted zone %s, went to %s; counts then %v",
+						name, p.Labels["my-label"], selector, position[name], t.boundAt[name].Sub(t.boundAt[t.bindOrder[0]]).Seconds(),
+						zone(hinted), zone(p.Spec.NodeName), counts)
+				}
+			default:
+				// The kube-scheduler first tries the hinted Node with the pods nominated to it added, so the
+				// selector's pods still waiting for that Node count in its zone too.
+				for _, q := range t.bindOrder[position[name]+1:] {
+					if q != name && t.boundWith[q] == hinted && byName[q] != nil && selector.Matches(labels.Set(byName[q].Labels)) {
+						counts[zone(hinted)]++
+					}
+				}
+				if overZoneSkew(selector, c.MaxSkew, p, zone(hinted), counts) {
+					overWithNominated++
+				}
 			}
 		}
 		bound = append(bound, p)
 	}
-	b.Logf("zone-spread pods bound off their hint: %d, of which %d found their hinted zone over its skew from the pods bound before them; binding order against creation order: %d of %d pairs inverted",
-		off, overSkew, inversions, pairs)
+	b.Logf("zone-spread pods bound off their hint: %d, of which %d found their hinted zone over its skew from the pods bound before them, and %d more only counting the pods still nominated to the hinted Node; binding order against creation order: %d of %d pairs inverted",
+		off, overSkew, overWithNominated, inversions, pairs)
 }
 
 // overSkewIfLast logs how many of the pods with a hard zone spread the plan puts in a zone that is over the
@@ -366,4 +404,75 @@ func bindSpreadByNode(b *testing.B, t *hintTracker) {
 	sort.Float64s(spreads)
 	b.Logf("bindings on their hinted Node: %d Nodes over %.1fs; per Node first to last: median %.2fs, p90 %.2fs, max %.2fs",
 		len(spreads), end.Sub(start).Seconds(), spreads[len(spreads)/2], spreads[len(spreads)*9/10], spreads[len(spreads)-1])
+}
+
+// hintedOverSkewIfLast logs how many pods with a hard zone spread were hinted (their last hint, over every
+// provisioning pass) to a zone that is over the spread's skew once every other pod is where it ended: on its
+// Node if bound, else in the zone of its hint. Such a hint no binding order can follow.
+func hintedOverSkewIfLast(b *testing.B, pods []corev1.Pod, t *hintTracker) {
+	ctx := context.Background()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	nodeZone := map[string]string{}
+	zones := map[string]bool{}
+	zoneOfNode := func(node string) string {
+		z, ok := nodeZone[node]
+		if !ok {
+			n := &corev1.Node{}
+			if s.kubeClient.Get(ctx, client.ObjectKey{Name: node}, n) == nil {
+				z = n.Labels[corev1.LabelTopologyZone]
+			}
+			nodeZone[node] = z
+			if z != "" {
+				zones[z] = true
+			}
+		}
+		return z
+	}
+	endedIn := map[string]string{}
+	for i := range pods {
+		p := &pods[i]
+		switch {
+		case p.Spec.NodeName != "":
+			endedIn[p.Name] = zoneOfNode(p.Spec.NodeName)
+		case t.hint[p.Name] != "":
+			endedIn[p.Name] = zoneOfNode(t.hint[p.Name])
+		}
+	}
+	spreads, over := 0, 0
+	var shown []string
+	for i := range pods {
+		p := &pods[i]
+		if t.hint[p.Name] == "" {
+			continue
+		}
+		zone := zoneOfNode(t.hint[p.Name])
+		for _, tsc := range p.Spec.TopologySpreadConstraints {
+			if tsc.TopologyKey != corev1.LabelTopologyZone || tsc.WhenUnsatisfiable != corev1.DoNotSchedule || tsc.LabelSelector == nil {
+				continue
+			}
+			sel, err := metav1.LabelSelectorAsSelector(tsc.LabelSelector)
+			if err != nil {
+				b.Fatal(err)
+			}
+			spreads++
+			count := map[string]int{}
+			for z := range zones {
+				count[z] = 0
+			}
+			for j := range pods {
+				q := &pods[j]
+				if q.Name != p.Name && sel.Matches(labels.Set(q.Labels)) && endedIn[q.Name] != "" {
+					count[endedIn[q.Name]]++
+				}
+			}
+			if overZoneSkew(sel, tsc.MaxSkew, p, zone, count) {
+				over++
+				if len(shown) < 5 {
+					shown = append(shown, fmt.Sprintf("%s hinted to %s selecting %s: %v", p.Name, zone, sel, count))
+				}
+			}
+		}
+	}
+	b.Logf("hints against where pods ended: %d of %d hard zone spreads are over their skew in their hinted zone if bound last; %s", over, spreads, strings.Join(shown, "; "))
 }

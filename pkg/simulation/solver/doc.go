@@ -18,7 +18,8 @@
 //	          sorted by price, each with the overhead and host ports of the DaemonSets it admits)
 //	          spread hosts: each group counted by hard zone (or other non-hostname) spreads of pods that are
 //	          mostly not its members gets one domain, where those spread pods go first and its members
-//	          don't (spread_hosts.go)
+//	          don't (spread_hosts.go); the members of a group with a hard spread pending, or waiting on a
+//	          node or claim for the kube-scheduler, are placed away from it or within its skew (settle.go)
 //	order     pods sorted largest first (several orders are tried, see Options.Orders)
 //	place     for each pod and each relaxation of its preferences:
 //	            1. existing nodes and in-flight NodeClaims (already paid for)

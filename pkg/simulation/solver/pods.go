@@ -142,13 +142,8 @@ func (a *podArena) vec(n int) vec {
 // filled in later by linkGroups, once every pod has registered its groups.
 func newPodInfo(arena *podArena, pod *corev1.Pod, index int, dims *resourceDims, topo *topology, volumes *volumeIndex) *podInfo {
 	p := newBoundPodInfo(arena, pod, index, dims, topo)
-	p.tolerations = pod.Spec.Tolerations
-	terms, err := scheduling.PodRequirements(pod)
-	if err != nil {
-		p.invalid = err
-		terms = []scheduling.Requirements{{}}
-	}
-	p.selectorTerms = terms
+	p.readSpreadScope()
+	terms := p.selectorTerms
 	if volumeReqs, err := volumes.requirements(pod); err != nil {
 		p.invalid = err
 	} else if len(volumeReqs) > 0 {
@@ -158,11 +153,25 @@ func newPodInfo(arena *podArena, pod *corev1.Pod, index int, dims *resourceDims,
 		}
 	}
 	p.terms = terms
+	var err error
 	if p.preferredTerms, err = scheduling.PodPreferredRequirements(pod); err != nil {
 		p.invalid = err
 	}
 	p.hasPreferences = len(p.softSpreads)+len(p.softAffinities)+len(p.preferredTerms) > 0
 	return p
+}
+
+// readSpreadScope reads what decides the nodes the pod's spreads count: its tolerations and its node
+// selector and required node affinity (selectorTerms); an invalid node selector or affinity marks the pod
+// invalid and counts every node.
+func (p *podInfo) readSpreadScope() {
+	p.tolerations = p.pod.Spec.Tolerations
+	terms, err := scheduling.PodRequirements(p.pod)
+	if err != nil {
+		p.invalid = err
+		terms = []scheduling.Requirements{{}}
+	}
+	p.selectorTerms = terms
 }
 
 // newBoundPodInfo parses what a pod already on a node or in-flight claim brings to a solve: its requests

@@ -70,6 +70,7 @@ func newRun(prep *prepared) *run {
 	for i, p := range prep.bound {
 		r.record(p, r.nodes[prep.boundOn[i]], &attempt{affinities: p.affinities})
 	}
+	r.recordWaitingSpreads()
 	return r
 }
 

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -145,4 +146,37 @@ func planEvery(t *testing.T, ps []*corev1.Pod) *solver.Plan {
 		t.Fatalf("unschedulable: %v", reasonsOf(plan))
 	}
 	return plan
+}
+
+// A pod an earlier pass planned onto an existing node waits there for the kube-scheduler (nominated, not
+// bound) with a hard spread over zones of the web pods, without being one of them. Three web pods come in a
+// later pass and fit the free room of that node, the tightest fit. Placed there, they put its zone three
+// ahead of the others, and the kube-scheduler, binding them first, then refuses the waiting pod. The plan
+// keeps them out of the waiting pod's zone, as it does for a spread pod it places itself.
+func TestPlanKeepsWaitingSpreadsWithinTheirSkew(t *testing.T) {
+	web := map[string]string{"app": "web"}
+	waiting := pod("spread", "1", "64Mi", withSpreadOf(v1.LabelTopologyZone, "web"))
+	pool := map[string]string{v1.NodePoolLabelKey: "default"}
+	in := input(pods(3, "web", "250m", "64Mi", withLabels(web)), nodePool("default"))
+	for _, z := range testZones() {
+		labels := map[string]string{v1.LabelTopologyZone: z}
+		for k, v := range pool {
+			labels[k] = v
+		}
+		cpu := "8"
+		var held []*corev1.Pod
+		if z == "zone-a" {
+			cpu, held = "2", []*corev1.Pod{waiting}
+		}
+		in.Nodes = append(in.Nodes, existingNode("node-"+z, labels, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("8Gi")}, held...))
+	}
+	plan := solveChecked(t, in, solver.Options{})
+	if len(plan.Unschedulable) > 0 || len(plan.NodeClaims) > 0 {
+		t.Fatalf("want every web pod on the existing nodes, got %d claims, unschedulable %v", len(plan.NodeClaims), reasonsOf(plan))
+	}
+	for _, p := range plan.Placements {
+		if p.Target == "node-zone-a" {
+			t.Errorf("%s placed in the waiting spread pod's zone", p.Pod.Name)
+		}
+	}
 }

@@ -376,6 +376,9 @@ func (prep *prepared) addTarget(t *target, pods []*corev1.Pod) {
 		}
 		if !ok {
 			p = newBoundPodInfo(&prep.arena, pod, -1-len(prep.bound), prep.dims, prep.topo)
+			if awaitsBinding(p) && len(p.spreads) > 0 {
+				p.readSpreadScope()
+			}
 		}
 		t.used.addInPlace(p.requests)
 		t.ports = append(t.ports, p.ports...)
@@ -402,35 +405,49 @@ func hasTopologyTerms(pod *corev1.Pod) bool {
 func (prep *prepared) prepareUniverses() {
 	for _, p := range prep.pods {
 		for _, s := range append(slices.Clone(p.spreads), p.softSpreads...) {
-			prep.prepareFilter(p, s)
-			if s.group.key == v1.LabelHostname {
-				continue
-			}
-			var values []string
-			for _, pool := range prep.pools {
-				if s.honorTaints && scheduling.Tolerates(p.tolerations, pool.taints, false) != nil {
-					continue
-				}
-				values = append(values, pool.domainValues(s.group.key, nil)...)
-			}
-			for _, n := range prep.nodes {
-				if s.filter != nil {
-					if included, _ := s.filter.includes(n); !included {
-						continue
-					}
-				}
-				if v, ok := n.labels[s.group.key]; ok {
-					values = append(values, v)
-				}
-			}
-			slices.Sort(values)
-			values = slices.Compact(values)
-			if s.honorAffinity {
-				values = slices.DeleteFunc(values, func(v string) bool { return !anyTermAllows(p.selectorTerms, s.group.key, v) })
-			}
-			s.universe = values
+			prep.prepareUniverse(p, s)
 		}
 	}
+	// The hard spreads of the pods waiting for the kube-scheduler are kept settled (settle.go), which
+	// compares counts over their universe.
+	for _, p := range prep.bound {
+		if awaitsBinding(p) {
+			for _, s := range p.spreads {
+				prep.prepareUniverse(p, s)
+			}
+		}
+	}
+}
+
+// prepareUniverse sets the node filter and universe of one of the pod's spreads.
+func (prep *prepared) prepareUniverse(p *podInfo, s *spreadConstraint) {
+	prep.prepareFilter(p, s)
+	if s.group.key == v1.LabelHostname {
+		return
+	}
+	var values []string
+	for _, pool := range prep.pools {
+		if s.honorTaints && scheduling.Tolerates(p.tolerations, pool.taints, false) != nil {
+			continue
+		}
+		values = append(values, pool.domainValues(s.group.key, nil)...)
+	}
+	for _, n := range prep.nodes {
+		if s.filter != nil {
+			if included, _ := s.filter.includes(n); !included {
+				continue
+			}
+		}
+		if v, ok := n.labels[s.group.key]; ok {
+			values = append(values, v)
+		}
+	}
+	slices.Sort(values)
+	values = slices.Compact(values)
+	if s.honorAffinity {
+		values = slices.DeleteFunc(values, func(v string) bool { return !anyTermAllows(p.selectorTerms, s.group.key, v) })
+	}
+	s.universe = values
 }
 
 func anyTermAllows(terms []scheduling.Requirements, key, value string) bool {

@@ -33,7 +33,10 @@ type Input struct {
 	EarlierPlaces map[PodRef]string
 }
 
-// ExistingNode is a node and the pods bound to it.
+// ExistingNode is a node and the pods bound to it. A pod listed without spec.nodeName is one an earlier plan
+// put there that the kube-scheduler has yet to bind: it takes its room, and its hard topology spreads are
+// kept within their skew as those of a pod the plan places (settle.go). The pods of an InFlightNodeClaim are
+// all such pods.
 type ExistingNode struct {
 	Node *corev1.Node
 	Pods []*corev1.Pod
