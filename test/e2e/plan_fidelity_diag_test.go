@@ -307,8 +307,7 @@ func spreadsAtTheirTurn(b *testing.B, pods []corev1.Pod, t *hintTracker) {
 
 // overSkewIfLast logs how many of the pods with a hard zone spread the plan puts in a zone that is over the
 // spread's skew once every other planned pod is in place: the kube-scheduler, binding in an order of its
-// own, fails such a pod's hint whenever it comes to it last, and no wait settles it. It counts as the
-// kube-scheduler does: the pods the selector matches, per zone, the pod itself excluded and then added.
+// own, fails such a pod's hint whenever it comes to it last, and no wait settles it.
 func overSkewIfLast(b *testing.B, plan *solver.Plan, pods []*corev1.Pod) {
 	zoneOf := map[string]string{}
 	zones := map[string]bool{}
@@ -318,9 +317,19 @@ func overSkewIfLast(b *testing.B, plan *solver.Plan, pods []*corev1.Pod) {
 			zoneOf[p.Name] = nc.Zone
 		}
 	}
+	over, spreads, _ := zoneSpreadsOverIfLast(b, pods, zoneOf, zoneOf, zones)
+	b.Logf("plan: %d of %d hard zone spreads are over their skew if their pod is bound last", over, spreads)
+}
+
+// zoneSpreadsOverIfLast counts the hard zone spreads of pods with a zone in own (their planned or hinted
+// zone) that are over their skew there when every other pod is in its zone in others, counted as the
+// kube-scheduler does: the pods the selector matches, per zone, the pod itself excluded and then added. It
+// returns how many are over, out of how many, and a few of them described.
+func zoneSpreadsOverIfLast(b *testing.B, pods []*corev1.Pod, own, others map[string]string, zones map[string]bool) (int, int, []string) {
 	spreads, over := 0, 0
+	var shown []string
 	for _, p := range pods {
-		zone, planned := zoneOf[p.Name]
+		zone, planned := own[p.Name]
 		if !planned {
 			continue
 		}
@@ -338,16 +347,19 @@ func overSkewIfLast(b *testing.B, plan *solver.Plan, pods []*corev1.Pod) {
 				count[z] = 0
 			}
 			for _, q := range pods {
-				if q.Name != p.Name && sel.Matches(labels.Set(q.Labels)) && zoneOf[q.Name] != "" {
-					count[zoneOf[q.Name]]++
+				if q.Name != p.Name && sel.Matches(labels.Set(q.Labels)) && others[q.Name] != "" {
+					count[others[q.Name]]++
 				}
 			}
 			if overZoneSkew(sel, tsc.MaxSkew, p, zone, count) {
 				over++
+				if len(shown) < 5 {
+					shown = append(shown, fmt.Sprintf("%s in %s selecting %s: %v", p.Name, zone, sel, count))
+				}
 			}
 		}
 	}
-	b.Logf("plan: %d of %d hard zone spreads are over their skew if their pod is bound last", over, spreads)
+	return over, spreads, shown
 }
 
 // overZoneSkew reports whether a pod with a zone spread (selector, maxSkew) would be over the skew in zone,
@@ -429,50 +441,19 @@ func hintedOverSkewIfLast(b *testing.B, pods []corev1.Pod, t *hintTracker) {
 		}
 		return z
 	}
-	endedIn := map[string]string{}
+	hinted, endedIn := map[string]string{}, map[string]string{}
+	var all []*corev1.Pod
 	for i := range pods {
 		p := &pods[i]
-		switch {
-		case p.Spec.NodeName != "":
+		all = append(all, p)
+		if h := t.hint[p.Name]; h != "" {
+			hinted[p.Name] = zoneOfNode(h)
+			endedIn[p.Name] = hinted[p.Name]
+		}
+		if p.Spec.NodeName != "" {
 			endedIn[p.Name] = zoneOfNode(p.Spec.NodeName)
-		case t.hint[p.Name] != "":
-			endedIn[p.Name] = zoneOfNode(t.hint[p.Name])
 		}
 	}
-	spreads, over := 0, 0
-	var shown []string
-	for i := range pods {
-		p := &pods[i]
-		if t.hint[p.Name] == "" {
-			continue
-		}
-		zone := zoneOfNode(t.hint[p.Name])
-		for _, tsc := range p.Spec.TopologySpreadConstraints {
-			if tsc.TopologyKey != corev1.LabelTopologyZone || tsc.WhenUnsatisfiable != corev1.DoNotSchedule || tsc.LabelSelector == nil {
-				continue
-			}
-			sel, err := metav1.LabelSelectorAsSelector(tsc.LabelSelector)
-			if err != nil {
-				b.Fatal(err)
-			}
-			spreads++
-			count := map[string]int{}
-			for z := range zones {
-				count[z] = 0
-			}
-			for j := range pods {
-				q := &pods[j]
-				if q.Name != p.Name && sel.Matches(labels.Set(q.Labels)) && endedIn[q.Name] != "" {
-					count[endedIn[q.Name]]++
-				}
-			}
-			if overZoneSkew(sel, tsc.MaxSkew, p, zone, count) {
-				over++
-				if len(shown) < 5 {
-					shown = append(shown, fmt.Sprintf("%s hinted to %s selecting %s: %v", p.Name, zone, sel, count))
-				}
-			}
-		}
-	}
+	over, spreads, shown := zoneSpreadsOverIfLast(b, all, hinted, endedIn, zones)
 	b.Logf("hints against where pods ended: %d of %d hard zone spreads are over their skew in their hinted zone if bound last; %s", over, spreads, strings.Join(shown, "; "))
 }
