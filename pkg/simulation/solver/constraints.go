@@ -125,10 +125,6 @@ func (r *run) topologyFit(p *podInfo, att *attempt, t *target, reqs scheduling.R
 func (r *run) keyFit(p *podInfo, att *attempt, t *target, reqs scheduling.Requirements, key string, explain bool, pins *[]pin) (bool, string) {
 	constrained := constrainsKey(p, att, key)
 	if key == v1.LabelHostname && !constrained {
-		// Only the hostname spreads of other pods, which this pod may join, can refuse it here.
-		if d, ok := t.domain(key); ok && att.settle {
-			return r.settled(p, t, key, d, false, explain)
-		}
 		return true, ""
 	}
 	var single string

@@ -13,17 +13,13 @@ import (
 // into the spread pod's domain, can leave that domain over the skew once everything is bound; the
 // kube-scheduler then fails the spread pod's hint whenever it comes to it after that pod, and sends it
 // elsewhere or back to provisioning. So a pending pod that joins the group of a hard spread of another
-// pending pod is placed, in this order of preference:
-//   - away (not for hostname spreads): in no domain where such a spread is placed, nor in the group's host
-//     domain (spread_hosts.go). Then no binding order can put that domain ahead through this pod: even final
-//     counts within the skew are passed on the way by orders that bind one domain's pods first, and the
-//     kube-scheduler refuses the spread pod at that moment;
-//   - settled: where every such spread already placed stays within its skew once every pod is bound. Over
-//     hostnames the least count is that of any node without the group's pods, zero, in every binding order,
-//     so settled is as safe as away: a hostname spread pod (maxSkew 1) that its selector does not match gets
-//     at most one such pod beside it, one it matches none. Beyond that the kube-scheduler refuses it its
-//     node in any order, and sooner still, as it first counts the pods nominated to the node as if they ran
-//     there (in Karpenter's diverse mix, 8 of the 200 hostname spreads of a 1,000-pod plan had more);
+// pending pod (not a hostname spread: there the least count is almost always zero) is placed, in this order
+// of preference:
+//   - away: in no domain where such a spread is placed, nor in the group's host domain (spread_hosts.go).
+//     Then no binding order can put that domain ahead through this pod: even final counts within the skew
+//     are passed on the way by orders that bind one domain's pods first, and the kube-scheduler refuses
+//     the spread pod at that moment;
+//   - settled: where every such spread already placed stays within its skew once every pod is bound;
 //   - anywhere its own constraints allow, as the kube-scheduler would place the pod anywhere.
 //
 // Looking away costs a scan of the open claims; it stops after awayRefusals claims refuse the pod and
@@ -91,8 +87,8 @@ func (r *run) recordWaitingSpreads() {
 	}
 }
 
-// settles reports whether other pods settle around the spread: whether it is hard.
-func (s *spreadConstraint) settles() bool { return !s.soft }
+// settles reports whether other pods settle around the spread: it is hard, and not over hostnames.
+func (s *spreadConstraint) settles() bool { return !s.soft && s.group.key != v1.LabelHostname }
 
 // recordSpreadHosts records, for each hard non-hostname spread the pod was placed under, the domain of t.
 func (r *run) recordSpreadHosts(t *target, att *attempt) {
@@ -158,9 +154,6 @@ func (r *run) settled(p *podInfo, t *target, key, d string, avoid, explain bool)
 // counts holds none of the group's spreads yet; otherwise the away attempt cannot succeed.
 func (r *run) canAvoid(p *podInfo) bool {
 	for _, g := range p.memberOf {
-		if !g.awayMatters() {
-			continue
-		}
 		var h *spreadHost
 		if r.spreadHosts != nil {
 			h = r.spreadHosts[g.id]
@@ -188,16 +181,10 @@ func (r *run) hosts(g *group, d string) bool {
 	return placed
 }
 
-// awayMatters reports whether the pods of the group keep away from the domains of its hard spreads, rather
-// than only within their skew: not over hostnames, where the least count the kube-scheduler compares with is
-// that of any node without such a pod, zero, whatever the binding order, so within the skew is enough.
-func (g *group) awayMatters() bool { return g.key != v1.LabelHostname }
-
-// hostsSpreadOf reports whether a hard spread of a group the pod joins, one its pods keep away from, is
-// placed in domain d of key.
+// hostsSpreadOf reports whether a hard spread of a group the pod joins is placed in domain d of key.
 func (r *run) hostsSpreadOf(p *podInfo, key, d string) bool {
 	for _, g := range p.memberOf {
-		if g.key != key || !g.awayMatters() {
+		if g.key != key {
 			continue
 		}
 		if r.hosts(g, d) {
