@@ -71,7 +71,7 @@ func NewBase(in Input, opts Options) *Base {
 	}
 	// Without topology groups a bound pod brings a run nothing its target does not already hold (its
 	// requests in used, its host ports in ports): variants leave the bound pods out.
-	prep.bound, prep.boundOn = nil, nil
+	prep.bound, prep.boundOn, prep.waiting = nil, nil, nil
 	return b
 }
 

@@ -49,12 +49,10 @@ func (prep *prepared) markSettling() {
 			}
 		}
 	}
-	for _, p := range prep.bound {
-		if awaitsBinding(p) {
-			for _, s := range p.spreads {
-				if s.settles() {
-					spread[s.group] = true
-				}
+	for _, i := range prep.waiting {
+		for _, s := range prep.bound[i].spreads {
+			if s.settles() {
+				spread[s.group] = true
 			}
 		}
 	}
@@ -80,10 +78,8 @@ func awaitsBinding(p *podInfo) bool { return p.pod.Spec.NodeName == "" }
 // recordWaitingSpreads records the hard non-hostname spreads of the pods waiting on their target for the
 // kube-scheduler, as placed in their target's domain.
 func (r *run) recordWaitingSpreads() {
-	for i, p := range r.prep.bound {
-		if awaitsBinding(p) && len(p.spreads) > 0 {
-			r.recordSpreadHosts(r.nodes[r.prep.boundOn[i]], &attempt{spreads: p.spreads})
-		}
+	for _, i := range r.prep.waiting {
+		r.recordSpreadHosts(r.nodes[r.prep.boundOn[i]], &attempt{spreads: r.prep.bound[i].spreads})
 	}
 }
 

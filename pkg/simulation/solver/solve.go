@@ -16,12 +16,14 @@ import (
 
 // prepared is the part of a solve that doesn't change between packing attempts.
 type prepared struct {
-	opts      Options
-	dims      *resourceDims
-	topo      *topology
-	pods      []*podInfo // pending pods, input order
-	bound     []*podInfo // pods on nodes and in-flight claims
-	boundOn   []int      // target index of each bound pod
+	opts    Options
+	dims    *resourceDims
+	topo    *topology
+	pods    []*podInfo // pending pods, input order
+	bound   []*podInfo // pods on nodes and in-flight claims
+	boundOn []int      // target index of each bound pod
+	// waiting indexes the bound pods that await binding with hard spreads of their own (settle.go).
+	waiting   []int
 	pools     []*poolInfo
 	nodes     []*target // existing nodes then in-flight claims, baseline state
 	poolUsage map[*poolInfo]vec
@@ -378,6 +380,7 @@ func (prep *prepared) addTarget(t *target, pods []*corev1.Pod) {
 			p = newBoundPodInfo(&prep.arena, pod, -1-len(prep.bound), prep.dims, prep.topo)
 			if awaitsBinding(p) && len(p.spreads) > 0 {
 				p.readSpreadScope()
+				prep.waiting = append(prep.waiting, len(prep.bound))
 			}
 		}
 		t.used.addInPlace(p.requests)
@@ -410,11 +413,9 @@ func (prep *prepared) prepareUniverses() {
 	}
 	// The hard spreads of the pods waiting for the kube-scheduler are kept settled (settle.go), which
 	// compares counts over their universe.
-	for _, p := range prep.bound {
-		if awaitsBinding(p) {
-			for _, s := range p.spreads {
-				prep.prepareUniverse(p, s)
-			}
+	for _, i := range prep.waiting {
+		for _, s := range prep.bound[i].spreads {
+			prep.prepareUniverse(prep.bound[i], s)
 		}
 	}
 }
