@@ -19,8 +19,8 @@ type unplanned struct {
 	waiting map[types.UID]struct{}
 	// read are the unbound pods the last pass that solved read.
 	read map[types.UID]struct{}
-	// inPass is how many waiting pods the pass under way took in: they are not planned until it ends.
-	inPass int
+	// passTookPods records that the pass under way took in waiting pods: they are not planned until it ends.
+	passTookPods bool
 }
 
 func newUnplanned() *unplanned {
@@ -42,7 +42,7 @@ func (u *unplanned) startPass() map[types.UID]struct{} {
 	defer u.mu.Unlock()
 	taken := u.waiting
 	u.waiting = map[types.UID]struct{}{}
-	u.inPass = len(taken)
+	u.passTookPods = len(taken) > 0
 	return taken
 }
 
@@ -53,7 +53,7 @@ func (u *unplanned) startPass() map[types.UID]struct{} {
 func (u *unplanned) endPass(taken, read map[types.UID]struct{}) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.inPass = 0
+	u.passTookPods = false
 	if read == nil {
 		for pod := range taken {
 			u.waiting[pod] = struct{}{}
@@ -71,7 +71,7 @@ func (u *unplanned) endPass(taken, read map[types.UID]struct{}) {
 func (u *unplanned) planning() bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return len(u.waiting) > 0 || u.inPass > 0
+	return len(u.waiting) > 0 || u.passTookPods
 }
 
 // unboundUIDs are the UIDs of the pods a pass read that are not bound yet: of pods, the pass's pending pods
