@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -232,19 +233,37 @@ func awaitsBinding(pod *corev1.Pod) bool { return pod.Spec.NodeName == "" }
 // unpinned returns the pending pods the input does not already place on a node or NodeClaim.
 func unpinned(pending []*corev1.Pod, in solver.Input) []*corev1.Pod {
 	pinned := map[types.NamespacedName]bool{}
-	for _, n := range in.Nodes {
-		for _, p := range n.Pods {
-			if awaitsBinding(p) {
-				pinned[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = true
+	for pod := range pinnedPods(in) {
+		pinned[types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}] = true
+	}
+	return slices.DeleteFunc(pending, func(p *corev1.Pod) bool { return pinned[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] })
+}
+
+// place is where a plan nominates a pod: an in-flight NodeClaim or a Node, by name.
+type place struct {
+	inFlight bool
+	name     string
+}
+
+// pinnedPods yields the pods the input places on an in-flight NodeClaim or, not bound yet, on a Node, each
+// with its place.
+func pinnedPods(in solver.Input) iter.Seq2[*corev1.Pod, place] {
+	return func(yield func(*corev1.Pod, place) bool) {
+		for _, c := range in.InFlight {
+			for _, pod := range c.Pods {
+				if !yield(pod, place{inFlight: true, name: c.NodeClaim.Name}) {
+					return
+				}
+			}
+		}
+		for _, n := range in.Nodes {
+			for _, pod := range n.Pods {
+				if awaitsBinding(pod) && !yield(pod, place{name: n.Node.Name}) {
+					return
+				}
 			}
 		}
 	}
-	for _, c := range in.InFlight {
-		for _, p := range c.Pods {
-			pinned[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = true
-		}
-	}
-	return slices.DeleteFunc(pending, func(p *corev1.Pod) bool { return pinned[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] })
 }
 
 // withoutStartupTaints returns a copy of a still-initializing node without the taints it will shed.

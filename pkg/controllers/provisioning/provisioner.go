@@ -318,7 +318,7 @@ func (p *Provisioner) reportIgnored(ctx context.Context, ignored []IgnoredPod) {
 // publish emits a Nominated event on every pod the plan found room for, but not on a regrouped pod the plan
 // left where it was (was, see regroup), and a FailedScheduling event with the reasons on every pending pod it
 // could not place.
-func (p *Provisioner) publish(in solver.Input, plan *solver.Plan, created map[string]string, was map[solver.PodRef]string) {
+func (p *Provisioner) publish(in solver.Input, plan *solver.Plan, created map[string]string, was map[solver.PodRef]place) {
 	pods := map[solver.PodRef]*corev1.Pod{}
 	for _, pod := range in.Pods {
 		pods[solver.PodRef{Namespace: pod.Namespace, Name: pod.Name}] = pod
@@ -329,7 +329,7 @@ func (p *Provisioner) publish(in solver.Input, plan *solver.Plan, created map[st
 			if placement.InFlight {
 				kind = "nodeclaim"
 			}
-			if was[placement.Pod] != kind+"/"+placement.Target {
+			if was[placement.Pod] != (place{inFlight: placement.InFlight, name: placement.Target}) {
 				p.deps.Recorder.Publish(NominatedEvent(pod, kind, placement.Target))
 			}
 		}

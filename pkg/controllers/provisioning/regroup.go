@@ -42,28 +42,17 @@ const regroupSaving = 0.02
 // regrouped is an input with the nominated pods that are not bound yet pending again, and where each was.
 type regrouped struct {
 	in solver.Input
-	// was gives, for each moved pod, its earlier place as a Nominated event names it (nodeclaim/<name> or
-	// node/<name>).
-	was map[solver.PodRef]string
+	// was gives each moved pod's earlier place.
+	was map[solver.PodRef]place
 }
 
 // regroup returns the input with the pods nominated to in-flight NodeClaims and to Nodes, but not bound,
 // made pending again (pendingInput) with their places as earlier places, or false when there are none.
 func regroup(in solver.Input) (regrouped, bool) {
-	was, earlier := map[solver.PodRef]string{}, map[solver.PodRef]string{}
-	for _, c := range in.InFlight {
-		for _, pod := range c.Pods {
-			ref := solver.PodRef{Namespace: pod.Namespace, Name: pod.Name}
-			was[ref], earlier[ref] = "nodeclaim/"+c.NodeClaim.Name, c.NodeClaim.Name
-		}
-	}
-	for _, n := range in.Nodes {
-		for _, pod := range n.Pods {
-			if awaitsBinding(pod) {
-				ref := solver.PodRef{Namespace: pod.Namespace, Name: pod.Name}
-				was[ref], earlier[ref] = "node/"+n.Node.Name, n.Node.Name
-			}
-		}
+	was, earlier := map[solver.PodRef]place{}, map[solver.PodRef]string{}
+	for pod, at := range pinnedPods(in) {
+		ref := solver.PodRef{Namespace: pod.Namespace, Name: pod.Name}
+		was[ref], earlier[ref] = at, at.name
 	}
 	if len(was) == 0 {
 		return regrouped{}, false
@@ -130,7 +119,7 @@ func leastPrice(its cloudprovider.InstanceTypes, claim *v1.NodeClaim) float64 {
 
 // solve plans the pass, regrouping when that pays (see regroup). It returns the input the plan is for and,
 // when regrouped, where each moved pod was.
-func (p *Provisioner) solve(ctx context.Context, in solver.Input) (solver.Input, *solver.Plan, map[solver.PodRef]string, error) {
+func (p *Provisioner) solve(ctx context.Context, in solver.Input) (solver.Input, *solver.Plan, map[solver.PodRef]place, error) {
 	plan, err := solver.Solve(ctx, in, p.deps.SolverOptions)
 	if err != nil || len(plan.NodeClaims) == 0 {
 		return in, plan, nil, err

@@ -177,14 +177,10 @@ func launchedClaims(b *testing.B, pool *v1.NodePool, plan *solver.Plan, pods []*
 }
 
 // movedPods counts the pods of was that the plan does not leave where they were.
-func movedPods(plan *solver.Plan, was map[solver.PodRef]string) int {
+func movedPods(plan *solver.Plan, was map[solver.PodRef]place) int {
 	kept := 0
 	for _, p := range plan.Placements {
-		kind := "node/"
-		if p.InFlight {
-			kind = "nodeclaim/"
-		}
-		if was[p.Pod] == kind+p.Target {
+		if was[p.Pod] == (place{inFlight: p.InFlight, name: p.Target}) {
 			kept++
 		}
 	}
