@@ -124,6 +124,7 @@ func diagnose(b *testing.B, ns string, t *hintTracker) {
 	overruledBeforeOpen(b, pods.Items, claims.Items, t)
 	lateArrivals(b, pods.Items, byNode, claims.Items, t)
 	spreadsAtTheirTurn(b, pods.Items, t)
+	affinityFirsts(b, pods.Items, t)
 	hintedOverSkewIfLast(b, pods.Items, t)
 	bindSpreadByNode(b, t)
 	sort.Float64s(holds)
@@ -303,6 +304,50 @@ func spreadsAtTheirTurn(b *testing.B, pods []corev1.Pod, t *hintTracker) {
 	}
 	b.Logf("zone-spread pods bound off their hint: %d, of which %d found their hinted zone over its skew from the pods bound before them, and %d more only counting the pods still nominated to the hinted Node; binding order against creation order: %d of %d pairs inverted",
 		off, overSkew, overWithNominated, inversions, pairs)
+}
+
+// affinityFirsts logs, for each group of pods with zone self-affinity (workload.Diverse's "affinity" pods),
+// the first pod the watch saw bound: the kube-scheduler places it in any zone, and the rest of its group then
+// only in that one, so a first pod bound off its hinted zone sends the group's other hints astray.
+func affinityFirsts(b *testing.B, pods []corev1.Pod, t *hintTracker) {
+	ctx := context.Background()
+	var nodes corev1.NodeList
+	if err := s.kubeClient.List(ctx, &nodes); err != nil {
+		b.Fatal(err)
+	}
+	zone := map[string]string{}
+	for _, n := range nodes.Items {
+		zone[n.Name] = n.Labels[corev1.LabelTopologyZone]
+	}
+	group := map[string]string{}
+	ended := map[string]map[string]int{}
+	for _, p := range pods {
+		if podKind(&p) != "affinity" {
+			continue
+		}
+		v := p.Labels["my-affininity"]
+		group[p.Name] = v
+		if ended[v] == nil {
+			ended[v] = map[string]int{}
+		}
+		ended[v][zone[p.Spec.NodeName]]++
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	seen := map[string]bool{}
+	var lines []string
+	for i, name := range t.bindOrder {
+		v, ok := group[name]
+		if !ok || seen[v] {
+			continue
+		}
+		seen[v] = true
+		first, with := t.first[name], t.boundWith[name]
+		lines = append(lines, fmt.Sprintf("%s: %s bound #%d to zone %s, first hinted zone %s, hint at binding %q (zone %s); group ended %v",
+			v, name, i, zone[t.bound[name]], zone[first], with, zone[with], ended[v]))
+	}
+	sort.Strings(lines)
+	b.Logf("zone-affinity groups' first bindings: %s", strings.Join(lines, "; "))
 }
 
 // overSkewIfLast logs how many of the pods with a hard zone spread the plan puts in a zone that is over the
