@@ -12,7 +12,8 @@ import (
 // pod first, so the counted pods often come first, and the spread pods of one group, placed wherever is
 // cheapest, soon cover every zone. So, before packing, each group whose hard spread pods are mostly not its
 // own members is given one host domain: its spread pods are first tried there, and its members are kept
-// out of it. In the host domain the group then counts no more than the few pods that could not go
+// out of it (and only out of it: not out of the domain of a spread pod the host refused, settle.go). In the
+// host domain the group then counts no more than the few pods that could not go
 // elsewhere, whatever order the kube-scheduler binds the pods in. Groups are given hosts largest first,
 // each the domain where it meets the fewest pods of the groups its spread pods belong to (their hosts
 // assigned so far) and the fewest of its own members already bound, then the one hosting the fewest
