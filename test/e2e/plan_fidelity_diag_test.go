@@ -151,7 +151,18 @@ func overruledBeforeOpen(b *testing.B, pods []corev1.Pod, claims []v1.NodeClaim,
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	early := map[string]int{}
+	// planned sums, by Node, the requests of the pods bound there under a hint to it: what the plan put there.
+	planned := map[string]corev1.ResourceList{}
+	for i := range pods {
+		p := &pods[i]
+		if n := p.Spec.NodeName; n != "" && t.boundWith[p.Name] == n {
+			if planned[n] == nil {
+				planned[n] = corev1.ResourceList{}
+			}
+			addRequests(planned[n], p)
+		}
+	}
+	early, intoSlack := map[string]int{}, 0
 	for i := range pods {
 		p := &pods[i]
 		with := t.boundWith[p.Name]
@@ -160,9 +171,32 @@ func overruledBeforeOpen(b *testing.B, pods []corev1.Pod, claims []v1.NodeClaim,
 		}
 		if at, ok := opened[with]; !ok || t.boundAt[p.Name].Before(at) {
 			early[podKind(p)]++
+			// Did it take room the plan left free on the Node it went to, or room of pods planned there?
+			node := &corev1.Node{}
+			if s.kubeClient.Get(context.Background(), client.ObjectKey{Name: p.Spec.NodeName}, node) == nil {
+				used := planned[node.Name].DeepCopy()
+				if used == nil {
+					used = corev1.ResourceList{}
+				}
+				addRequests(used, p)
+				if used.Cpu().Cmp(*node.Status.Allocatable.Cpu()) <= 0 && used.Memory().Cmp(*node.Status.Allocatable.Memory()) <= 0 {
+					intoSlack++
+				}
+			}
 		}
 	}
-	b.Logf("bound elsewhere than their hint at the time, before the hinted Node opened %v", early)
+	b.Logf("bound elsewhere than their hint at the time, before the hinted Node opened %v; %d of them into room the plan left free where they went", early, intoSlack)
+}
+
+// addRequests adds the pod's container requests to l.
+func addRequests(l corev1.ResourceList, p *corev1.Pod) {
+	for _, c := range p.Spec.Containers {
+		for name, q := range c.Resources.Requests {
+			sum := l[name]
+			sum.Add(q)
+			l[name] = sum
+		}
+	}
 }
 
 // lateArrivals logs the pods running on Nodes of NodeClaims created after the first pass (more than 5 s after
