@@ -125,6 +125,10 @@ func (r *run) topologyFit(p *podInfo, att *attempt, t *target, reqs scheduling.R
 func (r *run) keyFit(p *podInfo, att *attempt, t *target, reqs scheduling.Requirements, key string, explain bool, pins *[]pin) (bool, string) {
 	constrained := constrainsKey(p, att, key)
 	if key == v1.LabelHostname && !constrained {
+		// Only the hostname spreads of other pods, which this pod may join, can refuse it here.
+		if d, ok := t.domain(key); ok && att.settle {
+			return r.settled(p, t, key, d, false, explain)
+		}
 		return true, ""
 	}
 	var single string
@@ -194,7 +198,7 @@ func (r *run) record(p *podInfo, t *target, att *attempt) {
 	if att == nil {
 		return
 	}
-	r.recordSpreadHosts(t, att)
+	r.recordSpreadHosts(t, att.spreads, false)
 	for _, a := range att.affinities {
 		if a.owners != nil {
 			if d, ok := t.domain(a.owners.key); ok {

@@ -13,15 +13,21 @@ import (
 // into the spread pod's domain, can leave that domain over the skew once everything is bound; the
 // kube-scheduler then fails the spread pod's hint whenever it comes to it after that pod, and sends it
 // elsewhere or back to provisioning. So a pending pod that joins the group of a hard spread of another
-// pending pod (not a hostname spread: there the least count is almost always zero) is placed, in this order
-// of preference:
-//   - away: in no domain where such a spread is placed, or, when the group has a host domain
-//     (spread_hosts.go), not in that one. Then no binding order can put that domain ahead through this pod:
-//     even final counts within the skew are passed on the way by orders that bind one domain's pods first,
-//     and the kube-scheduler refuses the spread pod at that moment;
+// pending pod is placed, in this order of preference:
+//   - away (not from hostname spreads): in no domain where such a spread is placed, or, when the group has a
+//     host domain (spread_hosts.go), not in that one. Then no binding order can put that domain ahead
+//     through this pod: even final counts within the skew are passed on the way by orders that bind one
+//     domain's pods first, and the kube-scheduler refuses the spread pod at that moment;
 //   - settled: where every such spread already placed stays within its skew once every pod is bound; for a
 //     group with a host, every such spread in the host;
 //   - anywhere its own constraints allow, as the kube-scheduler would place the pod anywhere.
+//
+// Over hostnames the least count is that of any node without the group's pods, zero, in every binding
+// order, so settled is as safe as away there: a hostname spread pod (maxSkew 1) that its selector does not
+// match gets at most one such pod beside it, one it matches none. Beyond that the kube-scheduler refuses it
+// its node in any order, and sooner still, as it first counts the pods nominated to the node as if they ran
+// there (in Karpenter's diverse mix, 8 of the 200 hostname spreads of a 1,000-pod plan had more, and 5 to
+// 14 hostname spread pods per 1,000-pod run ended off their hint).
 //
 // A spread pod placed outside its group's host (a stray: the host refused it, as it joins another group
 // hosted there) is not settled around. Keeping the group's pods out of the stray's domain as well gathered
@@ -34,10 +40,12 @@ import (
 // the pod is settled instead, so that a pod of a spread group costs about what any other pod does.
 //
 // A pod an earlier plan put on a node or in-flight claim, and that the kube-scheduler has not bound yet
-// (awaitsBinding), is as exposed: the kube-scheduler checks its spreads when it comes to it. Its hard spreads
-// count as placed in its target's domain, so the pods of a later pass settle around them too. Without that,
-// a later pass put the pods a waiting spread counts into its zone (in one 1,000-pod run, 62 of the 200 zone
-// spreads ended over their skew if bound last, as their pods were hinted).
+// (awaitsBinding), is as exposed: the kube-scheduler checks its spreads when it comes to it. Its hard
+// non-hostname spreads count as placed in its target's domain, so the pods of a later pass settle around them
+// too. Without that, a later pass put the pods a waiting spread counts into its zone (in one 1,000-pod run,
+// 62 of the 200 zone spreads ended over their skew if bound last, as their pods were hinted). Its hostname
+// spreads are not kept settled by later passes: runs that settled those too had more zone spreads fail, but
+// they were made before the strays fix above, so whether that was the cause is not known.
 
 // spreadHost is where the pods of one group's hard spreads are placed: the spread whose counts are
 // compared, and by domain the least maxSkew of the spreads placed there.
@@ -46,8 +54,9 @@ type spreadHost struct {
 	skew   map[string]int
 }
 
-// markSettling sets settleFirst on the pending pods that join the group of a hard non-hostname spread of a
-// pending pod, or of a pod waiting on a node or in-flight claim for the kube-scheduler (awaitsBinding).
+// markSettling sets settleFirst on the pending pods that join the group of a hard spread of a pending pod,
+// or of a hard non-hostname spread of a pod waiting on a node or in-flight claim for the kube-scheduler
+// (awaitsBinding).
 func (prep *prepared) markSettling() {
 	spread := map[*group]bool{}
 	for _, p := range prep.pods {
@@ -59,7 +68,7 @@ func (prep *prepared) markSettling() {
 	}
 	for _, i := range prep.waiting {
 		for _, s := range prep.bound[i].spreads {
-			if s.settles() {
+			if s.settlesAcrossPasses() {
 				spread[s.group] = true
 			}
 		}
@@ -87,17 +96,24 @@ func awaitsBinding(p *podInfo) bool { return p.pod.Spec.NodeName == "" }
 // kube-scheduler, as placed in their target's domain.
 func (r *run) recordWaitingSpreads() {
 	for _, i := range r.prep.waiting {
-		r.recordSpreadHosts(r.nodes[r.prep.boundOn[i]], &attempt{spreads: r.prep.bound[i].spreads})
+		r.recordSpreadHosts(r.nodes[r.prep.boundOn[i]], r.prep.bound[i].spreads, true)
 	}
 }
 
-// settles reports whether other pods settle around the spread: it is hard, and not over hostnames.
-func (s *spreadConstraint) settles() bool { return !s.soft && s.group.key != v1.LabelHostname }
+// settles reports whether the pods of the same pass settle around the spread: whether it is hard.
+func (s *spreadConstraint) settles() bool { return !s.soft }
 
-// recordSpreadHosts records, for each hard non-hostname spread the pod was placed under, the domain of t.
-func (r *run) recordSpreadHosts(t *target, att *attempt) {
-	for _, s := range att.spreads {
-		if !s.settles() {
+// settlesAcrossPasses reports whether the pods of later passes settle around the spread while its pod waits
+// for the kube-scheduler, and whether its group may get a host domain: it settles, and not over hostnames.
+func (s *spreadConstraint) settlesAcrossPasses() bool {
+	return s.settles() && s.group.key != v1.LabelHostname
+}
+
+// recordSpreadHosts records the domain of t for each hard spread a pod placed there is under; for a pod
+// waiting there (an earlier plan's), for each of them that settles across passes.
+func (r *run) recordSpreadHosts(t *target, spreads []*spreadConstraint, waiting bool) {
+	for _, s := range spreads {
+		if !s.settles() || (waiting && !s.settlesAcrossPasses()) {
 			continue
 		}
 		d, ok := t.domain(s.group.key)
@@ -162,6 +178,9 @@ func (r *run) settled(p *podInfo, t *target, key, d string, avoid, explain bool)
 // counts holds none of the group's spreads yet; otherwise the away attempt cannot succeed.
 func (r *run) canAvoid(p *podInfo) bool {
 	for _, g := range p.memberOf {
+		if !g.awayMatters() {
+			continue
+		}
 		var h *spreadHost
 		if r.spreadHosts != nil {
 			h = r.spreadHosts[g.id]
@@ -189,10 +208,16 @@ func (r *run) hosts(g *group, d string) bool {
 	return placed
 }
 
-// hostsSpreadOf reports whether a hard spread of a group the pod joins is placed in domain d of key.
+// awayMatters reports whether the pods of the group keep away from the domains of its hard spreads, rather
+// than only within their skew: not over hostnames, where the least count the kube-scheduler compares with is
+// that of any node without such a pod, zero, whatever the binding order, so within the skew is enough.
+func (g *group) awayMatters() bool { return g.key != v1.LabelHostname }
+
+// hostsSpreadOf reports whether a hard spread of a group the pod joins, one its pods keep away from, is
+// placed in domain d of key.
 func (r *run) hostsSpreadOf(p *podInfo, key, d string) bool {
 	for _, g := range p.memberOf {
-		if g.key != key {
+		if g.key != key || !g.awayMatters() {
 			continue
 		}
 		if r.hosts(g, d) {

@@ -1,6 +1,7 @@
 package solver_test
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -177,6 +178,29 @@ func TestPlanKeepsWaitingSpreadsWithinTheirSkew(t *testing.T) {
 	for _, p := range plan.Placements {
 		if p.Target == "node-zone-a" {
 			t.Errorf("%s placed in the waiting spread pod's zone", p.Pod.Name)
+		}
+	}
+}
+
+// A pod spreads over hostnames the web pods without being one of them, and three web pods fit the room its
+// node has left. The kube-scheduler counts the web pods on the node (and, first, those nominated to it)
+// against a least count of zero, the count of any node without one: with two or more there, the spread pod
+// is refused its node in every binding order. The plan leaves at most one web pod beside it.
+func TestPlanKeepsHostnameSpreadsWithinTheirSkew(t *testing.T) {
+	web := map[string]string{"app": "web"}
+	ps := []*corev1.Pod{pod("spread", "1", "64Mi", withSpreadOf(v1.LabelHostname, "web"))}
+	ps = append(ps, pods(3, "web", "250m", "64Mi", withLabels(web))...)
+	plan := planEvery(t, ps)
+	for _, nc := range plan.NodeClaims {
+		spread, webs := false, 0
+		for _, p := range nc.Pods {
+			spread = spread || p.Name == "spread"
+			if strings.HasPrefix(p.Name, "web") {
+				webs++
+			}
+		}
+		if spread && webs > 1 {
+			t.Errorf("%d web pods beside the spread pod on %s", webs, nc.Name)
 		}
 	}
 }

@@ -30,7 +30,7 @@ func (prep *prepared) chooseSpreadHosts(settling map[*group]bool) {
 	byGroup := map[*group]*hosted{}
 	for _, p := range prep.pods {
 		for _, s := range p.spreads {
-			if !settling[s.group] {
+			if !settling[s.group] || !s.settlesAcrossPasses() {
 				continue
 			}
 			h := byGroup[s.group]
@@ -110,7 +110,7 @@ func (prep *prepared) hostOf(g *group) (string, bool) {
 // inHost reports whether domain d of key is the host of every hosted hard spread of the attempt on key.
 func (r *run) inHost(att *attempt, key, d string) bool {
 	for _, s := range att.spreads {
-		if s.group.key != key || !s.settles() {
+		if s.group.key != key || !s.settlesAcrossPasses() {
 			continue
 		}
 		if h, ok := r.prep.hostOf(s.group); ok && h != d {
