@@ -93,7 +93,7 @@ func Register(ctx context.Context, deps Deps) error {
 		return err
 	} else if nominate {
 		nominator := nomination.NewController(nomination.Deps{Client: mgr.GetClient(), Nominations: cluster,
-			Changes: cluster.NominationChanges(), Clock: deps.Clock, Launches: launches})
+			Changes: cluster.NominationChanges(), Clock: deps.Clock, Launches: launches, Replanner: provisioner})
 		hints = nominator
 		all = append(all, nominator)
 	}

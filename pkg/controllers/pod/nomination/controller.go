@@ -52,6 +52,17 @@ type Deps struct {
 	// Launches, when set, tells the provider ID of a NodeClaim launched by this process before the cache
 	// has it (lifecycle.Launches), so its Node is found as soon as it appears.
 	Launches ProviderIDs
+	// Replanner, when set, is told of a pod whose nomination ended because the kube-scheduler rejected the
+	// planned Node (the provisioner).
+	Replanner Replanner
+}
+
+// Replanner takes a pending pod to plan again. A pod the kube-scheduler has turned away from its open planned
+// Node sits in its unschedulable queue: no update of the pod may come for a long while, and the provisioner,
+// which is triggered by them, would otherwise see the pod only at its next periodic look (in one 500-pod run
+// the pass came 9 s after the rejection, at the end of a batch that reminders had opened).
+type Replanner interface {
+	TriggerPod(pod *corev1.Pod)
 }
 
 // ProviderIDs tells the provider ID of a NodeClaim this process launched, and the other way round; empty
@@ -68,6 +79,7 @@ type Controller struct {
 	changes     <-chan event.GenericEvent
 	clock       clock.Clock
 	launches    ProviderIDs
+	replanner   Replanner
 	opened      *openings
 	// told is each pod's last hint (see Unhinted), and the pod's version that carried it (see rejected).
 	told *toldHints
@@ -82,7 +94,7 @@ type Controller struct {
 // NewController returns the nomination controller.
 func NewController(deps Deps) *Controller {
 	c := &Controller{client: deps.Client, nominations: deps.Nominations, changes: deps.Changes, clock: deps.Clock,
-		launches: deps.Launches, opened: newOpenings(), told: newToldHints()}
+		launches: deps.Launches, replanner: deps.Replanner, opened: newOpenings(), told: newToldHints()}
 	return c
 }
 
@@ -155,6 +167,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		} else if rejected {
 			log.FromContext(ctx).V(1).Info("kube-scheduler rejected the planned node", "Pod", klog.KObj(pod), "Node", klog.KRef("", want))
 			want, result = "", reconcile.Result{}
+			if c.replanner != nil {
+				c.replanner.TriggerPod(pod)
+			}
 		}
 	}
 	if want != "" {

@@ -54,19 +54,26 @@ func (n nominations) Nominations() []state.Nomination {
 	return out
 }
 
+// replans records the pods the controller hands back to the provisioner.
+type replans []types.NamespacedName
+
+func (r *replans) TriggerPod(pod *corev1.Pod) { *r = append(*r, client.ObjectKeyFromObject(pod)) }
+
 var _ = Describe("Controller", func() {
 	var (
-		clk  *clocktesting.FakeClock
-		noms nominations
-		c    *nomination.Controller
-		pod  *corev1.Pod
-		key  types.NamespacedName
+		clk    *clocktesting.FakeClock
+		noms   nominations
+		c      *nomination.Controller
+		pod    *corev1.Pod
+		key    types.NamespacedName
+		replan *replans
 	)
 
 	BeforeEach(func(ctx context.Context) {
 		clk = clocktesting.NewFakeClock(time.Now())
 		noms = nominations{}
-		c = nomination.NewController(nomination.Deps{Client: env.Client, Nominations: noms, Clock: clk})
+		replan = &replans{}
+		c = nomination.NewController(nomination.Deps{Client: env.Client, Nominations: noms, Clock: clk, Replanner: replan})
 		pod = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "pause"}}}}
 		Expect(env.Client.Create(ctx, pod)).To(Succeed())
@@ -150,13 +157,15 @@ var _ = Describe("Controller", func() {
 		got, _ = reconcileAndGet(ctx)
 		Expect(got.Status.NominatedNodeName).To(Equal("node-1"))
 		Expect(noms).To(HaveKey(key))
+		Expect(*replan).To(BeEmpty(), "no pod is handed back while its nomination holds")
 
-		By("cleared again once the Node has been open a while: the kube-scheduler rejected it")
+		By("cleared again once the Node has been open a while: the kube-scheduler rejected it, and the provisioner is told")
 		clk.Step(3 * time.Second)
 		clear()
 		got, _ = reconcileAndGet(ctx)
 		Expect(got.Status.NominatedNodeName).To(BeEmpty())
 		Expect(noms).NotTo(HaveKey(key))
+		Expect(*replan).To(ConsistOf(key))
 	})
 
 	It("never touches a nomination the kube-scheduler set", func(ctx context.Context) {

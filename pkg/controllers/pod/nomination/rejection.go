@@ -18,7 +18,8 @@ import (
 // is open, a cleared hint is the kube-scheduler's verdict that the pod cannot go there (a topology spread
 // skew or an anti-affinity term that the order of bindings made fail, room taken by a pod placed off its
 // plan). Lathe then ends the pod's nomination (state.Cluster.Reject) instead of writing the hint again, and
-// the next provisioning pass plans the pod anew, rather than after the nomination window.
+// hands the pod to the provisioner (Replanner): the next provisioning pass plans it anew, rather than after
+// the nomination window.
 
 // rejectAfter is how long after Lathe saw a Node open a hint to it cleared counts as a rejection: an attempt
 // the kube-scheduler began on a snapshot from before the opening clears the hint a moment later too.
