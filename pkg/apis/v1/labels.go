@@ -100,6 +100,19 @@ var normalizedLabels = map[string]string{
 	corev1.LabelInstanceType:            LabelInstanceType,
 }
 
+// AddBetaLabels sets the deprecated beta twin of each stable label present, with the same value, as a node
+// registers with them: the kubelet sets the os, arch and instance type twins, and the cloud's node controller
+// the zone and region ones. A Node without the os and arch twins gets them from the node lifecycle
+// controller, one more write per Node while a burst of Nodes waits for it to take off their not-ready
+// taints.
+func AddBetaLabels(labels map[string]string) {
+	for beta, stable := range normalizedLabels {
+		if v, ok := labels[stable]; ok {
+			labels[beta] = v
+		}
+	}
+}
+
 // NormalizeLabelKey returns the stable key for a deprecated beta label, or the key unchanged.
 func NormalizeLabelKey(key string) string {
 	if stable, ok := normalizedLabels[key]; ok {

@@ -60,6 +60,13 @@ var _ = Describe("CloudProvider", func() {
 				HaveKeyWithValue(awsv1.LabelInstanceCPU, "2"),
 				HaveKeyWithValue(awsv1.LabelTopologyZoneID, "use1-az2"),
 				HaveKeyWithValue(sim.NodeClaimLabelKey, "launch"),
+				// The beta twins a kubelet and the cloud's node controller register with (k8s.io/api
+				// well_known_labels.go; kubelet updateDefaultLabels).
+				HaveKeyWithValue("beta.kubernetes.io/arch", "amd64"),
+				HaveKeyWithValue("beta.kubernetes.io/os", "linux"),
+				HaveKeyWithValue("beta.kubernetes.io/instance-type", "m5.large"),
+				HaveKeyWithValue("failure-domain.beta.kubernetes.io/zone", "us-east-1b"),
+				HaveKeyWithValue("failure-domain.beta.kubernetes.io/region", "us-east-1"),
 			))
 			// The API server adds node.kubernetes.io/not-ready on create (TaintNodesByCondition), as for any new node.
 			Expect(node.Spec.Taints).To(ContainElements(v1.UnregisteredNoExecuteTaint, nc.Spec.Taints[0], nc.Spec.StartupTaints[0]))

@@ -117,6 +117,7 @@ func (c *CloudProvider) newNode(nodeClaim *v1.NodeClaim, choice offeringChoice, 
 	}
 	labels[NodeClaimLabelKey] = nodeClaim.Name
 	labels[InstanceIDLabelKey] = id
+	v1.AddBetaLabels(labels)
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:   nodeClaim.Name,

@@ -163,6 +163,7 @@ func (b *booter) node(in Instance, it *cloudprovider.InstanceType, parsed BootNo
 	if id := b.zones[in.Zone]; id != "" {
 		labels["topology.k8s.aws/zone-id"] = id
 	}
+	v1.AddBetaLabels(labels)
 	maps.Copy(labels, parsed.Labels)
 	capacity, allocatable := it.Capacity.DeepCopy(), it.Allocatable()
 	if parsed.MaxPods > 0 {

@@ -82,6 +82,15 @@ func TestInstancesBootIntoNodes(t *testing.T) {
 		node.Annotations["kwok.x-k8s.io/node"] != "fake" || node.Status.Allocatable.Cpu().IsZero() {
 		t.Fatalf("node = %+v", node)
 	}
+	// A kubelet registers with the beta twins of its os, arch and instance type labels (kubelet
+	// updateDefaultLabels), the cloud's node controller adds the zone and region ones.
+	for key, want := range map[string]string{"beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
+		"beta.kubernetes.io/instance-type": "m5.large", "failure-domain.beta.kubernetes.io/zone": "us-east-1a",
+		"failure-domain.beta.kubernetes.io/region": "us-east-1"} {
+		if got := node.Labels[key]; got != want {
+			t.Errorf("node label %s = %q, want %q", key, got, want)
+		}
+	}
 
 	if _, err := c.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{joins}}); err != nil {
 		t.Fatal(err)
