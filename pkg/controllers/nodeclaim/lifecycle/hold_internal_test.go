@@ -123,7 +123,7 @@ func TestAfterANodeReachesHoldLimitTheReadyNodesOpenAtOnce(t *testing.T) {
 	if holding("first", readyNode("first", corev1.ConditionFalse, now)) {
 		t.Fatal("a Node past HoldLimit is still held")
 	}
-	r.held.releaseAll("first", clk.Now())
+	r.held.releaseAll("first", clk.Now(), openedAtHoldLimit)
 	// Woken, the Nodes look again in any order.
 	if !holding("slow", readyNode("slow", corev1.ConditionFalse, now.Add(time.Second))) {
 		t.Error("a Node not ready yet is no longer held")
@@ -148,12 +148,57 @@ func TestAfterANodeReachesHoldLimitTheReadyNodesOpenAtOnce(t *testing.T) {
 	}
 }
 
+func TestANodeWaitingForItsTaintReplacedHoldsTheReadyOnes(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(now.Add(2 * time.Second))
+	r := &registration{clock: clk, hints: unhinted(0), held: newHeldNodes()}
+	// Its unregistered taint is replaced, and the cache does not show that yet (disarm): hold has not
+	// looked at its readiness.
+	r.held.add("disarming", now)
+	if !holder(t, r)("ready", readyNode("ready", corev1.ConditionTrue, now)) {
+		t.Error("a ready Node opened while another held Node had not been looked at yet")
+	}
+}
+
+func TestTheNodesHeldAtAReleaseOpenWithIt(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(now.Add(5 * time.Second))
+	r := &registration{clock: clk, hints: unhinted(2), held: newHeldNodes()}
+	holding := holder(t, r)
+	for _, name := range []string{"first", "other"} {
+		if !holding(name, readyNode(name, corev1.ConditionTrue, now)) {
+			t.Fatalf("%s opened with pods not told their node", name)
+		}
+	}
+	// Every pod is told its node: the first Node to look opens, and wakes the other.
+	r.hints = unhinted(0)
+	wait, opened, err := r.hold(context.Background(), "first", readyNode("first", corev1.ConditionTrue, now))
+	if err != nil || wait != 0 || opened != openedHinted {
+		t.Fatalf("hold = %v, %q, %v; want the first Node to open because every planned pod was told", wait, opened, err)
+	}
+	r.held.releaseAll("first", clk.Now(), opened)
+	// Meanwhile the kube-scheduler has turned a pod away from the first Node: its hint is cleared, and the
+	// provisioner plans it again. The woken Node opens all the same, not after that pass.
+	r.hints, r.planner = unhinted(1), planning(true)
+	wait, opened, err = r.hold(context.Background(), "other", readyNode("other", corev1.ConditionTrue, now))
+	if err != nil || wait != 0 || opened != openedWithTheHeldNodes {
+		t.Errorf("woken Node: hold = %v, %q, %v; want it to open with the first", wait, opened, err)
+	}
+	// A Node that appears after the release waits for its own pods' hints.
+	later := clk.Now().Add(100 * time.Millisecond)
+	clk.SetTime(later.Add(time.Second))
+	r.planner = planning(false)
+	if !holding("next", readyNode("next", corev1.ConditionTrue, later)) {
+		t.Error("a Node created after the release opened with pods not told their node")
+	}
+}
+
 func TestReleasingOneHeldNodeWakesTheOthers(t *testing.T) {
 	h := newHeldNodes()
 	for _, name := range []string{"a", "b", "c"} {
-		h.add(name)
+		h.add(name, time.Now())
 	}
-	h.releaseAll("a", time.Time{})
+	h.releaseAll("a", time.Now(), openedWithTheHeldNodes)
 	woken := map[string]bool{}
 	for len(h.wake) > 0 {
 		woken[(<-h.wake).Object.GetName()] = true

@@ -64,9 +64,11 @@ type heldNodes struct {
 	mu     sync.Mutex
 	claims map[string]heldNode
 	wake   chan event.GenericEvent
-	// limitReleasedAt is when a Node was last registered at HoldLimit: the Nodes created before it no longer
-	// wait for each other's readiness (observe).
-	limitReleasedAt time.Time
+	// releasedAt is when the last release was (a Node registered at HoldLimit, or because every planned pod
+	// was told its Node), and releasedBecause why: the Nodes created before it open as soon as they are ready,
+	// waiting neither for each other nor for hints (observe, burstReleased).
+	releasedAt      time.Time
+	releasedBecause string
 }
 
 // heldNode is what hold last saw of a held claim's Node.
@@ -84,19 +86,22 @@ func newHeldNodes() heldNodes {
 // wakeBuffer bounds the wake-ups in flight; one beyond it is dropped and the claim's recheck finds it.
 const wakeBuffer = 4096
 
-// add records that name is held before hold has looked at its Node (observe records it then).
-func (h *heldNodes) add(name string) {
+// add records that name is held, its Node created at created, before hold has looked at its readiness
+// (observe records it then): until then it counts as not ready, so the ready Nodes wait for it. Counted as
+// nothing, a Node waiting for its replaced taint to reach the cache let the others open without it; it
+// opened a second or two later, and the pods the kube-scheduler tried meanwhile went elsewhere.
+func (h *heldNodes) add(name string, created time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.claims[name]; !ok {
-		h.claims[name] = heldNode{}
+		h.claims[name] = heldNode{created: created}
 	}
 }
 
 // observe records whether the held claim's Node is ready, and reports whether another held Node, younger
-// than HoldLimit at now, is not. Once a Node created no later than this one has been registered at
-// HoldLimit, the Nodes of that burst have missed opening together, and this one waits for no other: the
-// ready ones then open at once instead of one by one, each at its own HoldLimit.
+// than HoldLimit at now, is not. Once a release has come after this Node was created, it waits for no
+// other: at HoldLimit the Nodes of that burst have missed opening together, and the ready ones then open at
+// once instead of one by one, each at its own HoldLimit; otherwise every Node held then was ready.
 func (h *heldNodes) observe(name string, created time.Time, ready bool, now time.Time) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -112,16 +117,33 @@ func (h *heldNodes) observe(name string, created time.Time, ready bool, now time
 	return false
 }
 
-// burstReleased reports whether a Node created no later than one created at created has been registered at
-// HoldLimit: the Nodes of that burst have missed opening together, and the ready ones open at once.
-func (h *heldNodes) burstReleased(created time.Time) bool {
+// burstReleased reports whether a release came after a Node created at created appeared, and why the Node
+// opens then: the release decided for every Node held with it, and a Node woken by it opens as soon as it is
+// ready, not after the checks that let the release happen come out the same once more. Those can change
+// under it: the first Node open makes the kube-scheduler turn some pods away, which sets the provisioner
+// planning, and a Node that waited for that pass would open seconds after the others.
+func (h *heldNodes) burstReleased(created time.Time) (bool, string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.releasedLocked(created)
+	if !h.releasedLocked(created) {
+		return false, ""
+	}
+	if h.releasedBecause == openedAtHoldLimit {
+		return true, "an older node reached the hold limit"
+	}
+	return true, openedWithTheHeldNodes
+}
+
+// wakeUp brings the claim back at once, or at its recheck when the wake-ups in flight are full.
+func (h *heldNodes) wakeUp(name string) {
+	select {
+	case h.wake <- event.GenericEvent{Object: &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name}}}:
+	default:
+	}
 }
 
 // releasedLocked is burstReleased with h.mu held.
-func (h *heldNodes) releasedLocked(created time.Time) bool { return !h.limitReleasedAt.Before(created) }
+func (h *heldNodes) releasedLocked(created time.Time) bool { return !h.releasedAt.Before(created) }
 
 // waiting records what the held claim's Node waits for.
 func (h *heldNodes) waiting(name, on string) {
@@ -132,22 +154,20 @@ func (h *heldNodes) waiting(name, on string) {
 	h.claims[name] = n
 }
 
-// releaseAll forgets name and wakes every other held claim, so that the Nodes become schedulable together;
-// at, when name's Node is registered at HoldLimit, and zero otherwise. It returns what name's Node last
-// waited for.
-func (h *heldNodes) releaseAll(name string, at time.Time) string {
+// releaseAll forgets name and wakes every other held claim, so that the Nodes become schedulable together.
+// at is when name's Node opens and because why; when that reason releases the Nodes held with it
+// (releases), they open as soon as they are ready (burstReleased). It returns what name's Node last waited
+// for.
+func (h *heldNodes) releaseAll(name string, at time.Time, because string) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if at.After(h.limitReleasedAt) {
-		h.limitReleasedAt = at
+	if releases(because) && at.After(h.releasedAt) {
+		h.releasedAt, h.releasedBecause = at, because
 	}
 	waitedOn := h.claims[name].waitingOn
 	delete(h.claims, name)
 	for other := range h.claims {
-		select {
-		case h.wake <- event.GenericEvent{Object: &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: other}}}:
-		default:
-		}
+		h.wakeUp(other)
 		delete(h.claims, other)
 	}
 	return waitedOn
@@ -179,7 +199,7 @@ func (r *registration) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (
 	firstRegistration := node.Labels[v1.NodeRegisteredLabelKey] != "true"
 	if firstRegistration {
 		if disarming, err := r.disarm(ctx, nodeClaim.Name, node); err != nil || disarming {
-			r.held.add(nodeClaim.Name)
+			r.held.add(nodeClaim.Name, node.CreationTimestamp.Time)
 			r.held.waiting(nodeClaim.Name, "the cache to show its unregistered taint replaced")
 			return outcome{requeueAfter: holdRecheck}, err
 		}
@@ -187,15 +207,19 @@ func (r *registration) reconcile(ctx context.Context, nodeClaim *v1.NodeClaim) (
 		if err != nil || wait > 0 {
 			return outcome{requeueAfter: wait}, err // hold recorded the claim as held
 		}
-		var limitAt time.Time // when the Node is registered at HoldLimit
-		if opened == openedAtHoldLimit {
-			limitAt = r.clock.Now()
+		if opened == openedHinted {
+			// Every Node held opens now: this one too, woken the same way as the others, rather than first
+			// and alone while the others wait for a worker. In the 500-pod benchmark it opened a second
+			// before them at times, and the kube-scheduler sent pods planned elsewhere to it.
+			r.held.releaseAll(nodeClaim.Name, r.clock.Now(), opened)
+			r.held.wakeUp(nodeClaim.Name)
+			return outcome{requeueAfter: holdRecheck}, nil
 		}
-		waitedOn := r.held.releaseAll(nodeClaim.Name, limitAt)
+		waitedOn := r.held.releaseAll(nodeClaim.Name, r.clock.Now(), opened)
 		if opened != "" {
 			ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("heldFor", r.clock.Since(node.CreationTimestamp.Time).Round(time.Second).String(), "openedBecause", opened))
 		}
-		if !limitAt.IsZero() {
+		if opened == openedAtHoldLimit {
 			if waitedOn == "" {
 				waitedOn = "not recorded" // another Node's release cleared it
 			}
@@ -236,8 +260,10 @@ const holdRecheck = 500 * time.Millisecond
 // (the node lifecycle controller takes their not-ready taints off one by one, seconds apart under load):
 // the first Nodes open would otherwise take the pods the kube-scheduler tries meanwhile that are hinted to
 // Nodes still held. HoldLimit after the Node appeared it is registered whatever the state, and holds no
-// other Node; the Nodes held with it then stop waiting for each other's readiness (heldNodes.observe) and
-// for hints (heldNodes.burstReleased): each ready one opens when woken, not at its own HoldLimit.
+// other Node. Either release, at HoldLimit or with every pod told, decides for every Node held then: they
+// stop waiting for each other's readiness (heldNodes.observe) and for hints and the provisioner
+// (heldNodes.burstReleased), and each ready one opens when woken, not at its own HoldLimit or after the
+// provisioner's next pass.
 func (r *registration) hold(ctx context.Context, claim string, node *corev1.Node) (time.Duration, string, error) {
 	now := r.clock.Now()
 	switch {
@@ -255,10 +281,12 @@ func (r *registration) hold(ctx context.Context, claim string, node *corev1.Node
 	case othersUnready:
 		r.held.waiting(claim, "other held nodes to be ready")
 		return holdRecheck, "", nil
-	case r.held.burstReleased(node.CreationTimestamp.Time):
-		// Waiting for hints now would open the ready Nodes one by one, each at its own HoldLimit, while the
-		// kube-scheduler fills the first ones open with the pods planned onto the rest.
-		return 0, "an older node reached the hold limit", nil
+	}
+	if released, why := r.held.burstReleased(node.CreationTimestamp.Time); released {
+		// Waiting for hints now would open the ready Nodes one by one, each at its own HoldLimit or after its
+		// own look at the hints, while the kube-scheduler fills the first ones open with the pods planned
+		// onto the rest.
+		return 0, why, nil
 	}
 	if r.planner != nil && r.planner.Planning() {
 		// The next pass may put some of them onto this Node, or move pods planned here elsewhere.
@@ -270,14 +298,25 @@ func (r *registration) hold(ctx context.Context, claim string, node *corev1.Node
 	case err != nil:
 		return 0, "", err
 	case n == 0:
-		return 0, "every planned pod told its node", nil
+		return 0, openedHinted, nil
 	}
 	r.held.waiting(claim, "pods to be told their node")
 	return holdRecheck, "", nil
 }
 
-// openedAtHoldLimit is why a Node held HoldLimit opens.
-const openedAtHoldLimit = "hold limit"
+// Why a held Node opens, as logged (openedBecause).
+const (
+	// openedAtHoldLimit: held HoldLimit.
+	openedAtHoldLimit = "hold limit"
+	// openedHinted: the Nodes held are ready and every pod planned onto them has been told its Node.
+	openedHinted = "every planned pod told its node"
+	// openedWithTheHeldNodes: held when a Node found the held Nodes ready and every pod planned onto them
+	// told its Node (openedHinted), which opens them all.
+	openedWithTheHeldNodes = "released with the held nodes: every planned pod told its node"
+)
+
+// releases reports whether a Node opening for that reason releases the Nodes held with it.
+func releases(opened string) bool { return opened == openedAtHoldLimit || opened == openedHinted }
 
 // disarm replaces the karpenter.sh/unregistered:NoExecute taint of a Node registration would hold by its
 // NoSchedule twin, and reports whether the Node must wait for its cached copy to show that. The taint

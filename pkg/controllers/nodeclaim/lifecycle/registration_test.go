@@ -103,6 +103,10 @@ var _ = Describe("Registration", func() {
 		Expect(withoutNotReady(getNode(node).Spec.Taints)).To(ConsistOf(v1.UnregisteredNoScheduleTaint))
 		Expect(condition(get(nc), v1.ConditionTypeRegistered).Status).NotTo(Equal(metav1.ConditionTrue))
 
+		// Ready, every pod told its node: the Node releases the held Nodes, itself with them, and opens when
+		// it comes back as they do.
+		Expect(expectReconciled(nc).RequeueAfter).To(BeNumerically(">", 0))
+		Expect(condition(get(nc), v1.ConditionTypeRegistered).Status).NotTo(Equal(metav1.ConditionTrue))
 		expectReconciled(nc)
 		Expect(condition(get(nc), v1.ConditionTypeRegistered).Status).To(Equal(metav1.ConditionTrue))
 		Expect(withoutNotReady(getNode(node).Spec.Taints)).To(BeEmpty())
