@@ -129,7 +129,7 @@ func (h *heldNodes) burstReleased(created time.Time) (bool, string) {
 		return false, ""
 	}
 	if h.releasedBecause == openedAtHoldLimit {
-		return true, "an older node reached the hold limit"
+		return true, openedAfterHoldLimit
 	}
 	return true, openedWithTheHeldNodes
 }
@@ -308,8 +308,11 @@ func (r *registration) hold(ctx context.Context, claim string, node *corev1.Node
 const (
 	// openedAtHoldLimit: held HoldLimit.
 	openedAtHoldLimit = "hold limit"
-	// openedHinted: the Nodes held are ready and every pod planned onto them has been told its Node.
+	// openedHinted: the Nodes held are ready and every pod planned onto them has been told its Node. It
+	// releases them; each, the releasing one too, then opens and is logged with openedWithTheHeldNodes.
 	openedHinted = "every planned pod told its node"
+	// openedAfterHoldLimit: held when another Node opened at HoldLimit.
+	openedAfterHoldLimit = "an older node reached the hold limit"
 	// openedWithTheHeldNodes: held when a Node found the held Nodes ready and every pod planned onto them
 	// told its Node (openedHinted), which opens them all.
 	openedWithTheHeldNodes = "released with the held nodes: every planned pod told its node"
