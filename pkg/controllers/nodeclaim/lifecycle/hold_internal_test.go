@@ -193,6 +193,24 @@ func TestTheNodesHeldAtAReleaseOpenWithIt(t *testing.T) {
 	}
 }
 
+// The API server's clock may run ahead of Lathe's, and creation times are whole seconds: a Node held at a
+// release can look created after it.
+func TestAReleaseOpensTheNodesHeldWhateverTheirCreationTime(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(now)
+	r := &registration{clock: clk, hints: unhinted(0), held: newHeldNodes()}
+	node := readyNode("ahead", corev1.ConditionTrue, now.Add(time.Second))
+	wait, opened, err := r.hold(context.Background(), "ahead", node)
+	if err != nil || wait != 0 || opened != openedHinted {
+		t.Fatalf("hold = %v, %q, %v; want the Node to release the held Nodes", wait, opened, err)
+	}
+	r.held.releaseAll("ahead", clk.Now(), opened)
+	wait, opened, err = r.hold(context.Background(), "ahead", node)
+	if err != nil || wait != 0 || opened != openedWithTheHeldNodes {
+		t.Errorf("woken: hold = %v, %q, %v; want the Node to open with the release it made", wait, opened, err)
+	}
+}
+
 func TestReleasingOneHeldNodeWakesTheOthers(t *testing.T) {
 	h := newHeldNodes()
 	for _, name := range []string{"a", "b", "c"} {

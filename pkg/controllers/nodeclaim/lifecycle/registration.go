@@ -161,8 +161,18 @@ func (h *heldNodes) waiting(name, on string) {
 func (h *heldNodes) releaseAll(name string, at time.Time, because string) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if releases(because) && at.After(h.releasedAt) {
-		h.releasedAt, h.releasedBecause = at, because
+	if releases(because) {
+		// Creation times come from the API server's clock, in whole seconds: a Node held now may look
+		// created after this clock's now, and would miss the release it is part of (the releasing Node
+		// woken to open would release again, and again).
+		for _, n := range h.claims {
+			if n.created.After(at) {
+				at = n.created
+			}
+		}
+		if at.After(h.releasedAt) {
+			h.releasedAt, h.releasedBecause = at, because
+		}
 	}
 	waitedOn := h.claims[name].waitingOn
 	delete(h.claims, name)
