@@ -33,6 +33,8 @@ type hintTracker struct {
 	// bindOrder lists the pods in the order the watch saw them bound, and boundAt when.
 	bindOrder []string
 	boundAt   map[string]time.Time
+	// runningAt is when the watch first saw each pod Running: to the watch's delay, when kwok marked it so.
+	runningAt map[string]time.Time
 	stop      context.CancelFunc
 	done      chan struct{}
 }
@@ -44,7 +46,7 @@ func trackHints(b testing.TB, ns string) *hintTracker {
 		b.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &hintTracker{hint: map[string]string{}, bound: map[string]string{}, first: map[string]string{}, current: map[string]string{}, boundWith: map[string]string{}, boundAt: map[string]time.Time{}, stop: cancel, done: make(chan struct{})}
+	t := &hintTracker{hint: map[string]string{}, bound: map[string]string{}, first: map[string]string{}, current: map[string]string{}, boundWith: map[string]string{}, boundAt: map[string]time.Time{}, runningAt: map[string]time.Time{}, stop: cancel, done: make(chan struct{})}
 	record := func(o any) {
 		p, ok := o.(*corev1.Pod)
 		if !ok {
@@ -52,6 +54,9 @@ func trackHints(b testing.TB, ns string) *hintTracker {
 		}
 		t.mu.Lock()
 		defer t.mu.Unlock()
+		if _, seen := t.runningAt[p.Name]; !seen && p.Status.Phase == corev1.PodRunning {
+			t.runningAt[p.Name] = time.Now()
+		}
 		if p.Spec.NodeName != "" {
 			if _, seen := t.bound[p.Name]; !seen {
 				t.boundWith[p.Name] = t.current[p.Name]
@@ -115,4 +120,17 @@ func (t *hintTracker) churn(n int) (writesPerPod, boundHinted float64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return float64(t.writes) / float64(max(n, 1)), float64(t.boundHinted) / float64(max(n, 1))
+}
+
+// allRunningAt returns when the watch saw the last of n pods Running, and false while it has seen fewer.
+func (t *hintTracker) allRunningAt(n int) (time.Time, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var last time.Time
+	for _, at := range t.runningAt {
+		if at.After(last) {
+			last = at
+		}
+	}
+	return last, len(t.runningAt) >= n
 }
