@@ -65,46 +65,6 @@ func (p *Provisioner) readInput(ctx context.Context) (solver.Input, []IgnoredPod
 	return p.liveBindings(ctx, in), ignored, nil
 }
 
-// liveBindings corrects the input for the pods bound since the cache last heard of them, as the API server
-// has them now. At the peak of a scale-up the cache is seconds behind the kube-scheduler's bindings: a pass
-// took bound pods for pending ones, and regrouping moved them and planned other pods into their places on
-// the Node they were already bound to (one 1,000-pod run: 83 pods planned again onto 61 new claims). A
-// pending pod bound since is left out; a pod waiting on a Node, bound since, counts as bound there (where
-// its hint sent it, as a rule). A pod deleted since is not listed either, and is taken the same way until the
-// cluster state sees it gone. A failed read keeps the cache's view.
-func (p *Provisioner) liveBindings(ctx context.Context, in solver.Input) solver.Input {
-	if p.deps.Reader == nil {
-		return in
-	}
-	var live corev1.PodList
-	if err := p.deps.Reader.List(ctx, &live, client.MatchingFields{"spec.nodeName": ""}); err != nil {
-		log.FromContext(ctx).Error(err, "listing unbound pods from the API server, planning from the cache")
-		return in
-	}
-	unbound := make(map[types.UID]bool, len(live.Items))
-	for i := range live.Items {
-		unbound[live.Items[i].UID] = true
-	}
-	boundSince := func(pod *corev1.Pod) bool { return awaitsBinding(pod) && !unbound[pod.UID] }
-	nodes := slices.Clone(in.Nodes)
-	for i, n := range nodes {
-		if !slices.ContainsFunc(n.Pods, boundSince) {
-			continue
-		}
-		nodes[i].Pods = slices.Clone(n.Pods)
-		for j, pod := range n.Pods {
-			if boundSince(pod) {
-				bound := pod.DeepCopy()
-				bound.Spec.NodeName = n.Node.Name
-				nodes[i].Pods[j] = bound
-			}
-		}
-	}
-	in.Nodes = nodes
-	in.Pods = slices.DeleteFunc(slices.Clone(in.Pods), boundSince)
-	return in
-}
-
 // InstanceTypesObserver is told, for each pool whose instance types ReadPools asked for, the provider's
 // error (nil when they resolved).
 type InstanceTypesObserver func(ctx context.Context, pool *v1.NodePool, err error)
