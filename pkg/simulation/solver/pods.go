@@ -45,6 +45,9 @@ type podInfo struct {
 	settleFirst bool
 	// hostedSpread is set when a hard spread of the pod has a host domain: the pod is tried there first.
 	hostedSpread bool
+	// countedByHost is set when the host domain of a hard spread of the pod is also the host of a group the
+	// pod joins: the pod is placed after every other pending pod (spread_hosts.go).
+	countedByHost bool
 	// signature is swapSignature(pod), listed by prepare for pending pods with tries ("" when not listed).
 	signature string
 	// earlier is one more than the index in prepared.nodes of the pod's place in Input.EarlierPlaces (0

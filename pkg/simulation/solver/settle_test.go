@@ -18,9 +18,15 @@ import (
 // matches per zone (zones of the test catalog), the pod itself left out and then added if it matches.
 func overSkewAtTheEnd(t *testing.T, plan *solver.Plan, ps []*corev1.Pod) []string {
 	t.Helper()
+	return overSkewAtTheEndIn(t, plan, ps, testZones())
+}
+
+// overSkewAtTheEndIn is overSkewAtTheEnd over the given zones.
+func overSkewAtTheEndIn(t *testing.T, plan *solver.Plan, ps []*corev1.Pod, zones []string) []string {
+	t.Helper()
 	return overZoneSpreads(t, plan, ps, func(p *corev1.Pod, maxSkew int, matches func(*corev1.Pod) bool, zoneOf map[string]string) bool {
 		count := map[string]int{}
-		for _, z := range testZones() {
+		for _, z := range zones {
 			count[z] = 0
 		}
 		for _, q := range ps {
@@ -29,7 +35,7 @@ func overSkewAtTheEnd(t *testing.T, plan *solver.Plan, ps []*corev1.Pod) []strin
 			}
 		}
 		least := len(ps)
-		for _, z := range testZones() {
+		for _, z := range zones {
 			least = min(least, count[z])
 		}
 		self := 0

@@ -496,7 +496,15 @@ func (prep *prepared) order(o Order) []*podInfo {
 	case OrderConstrainedFirst:
 		compare = constrained
 	}
-	slices.SortStableFunc(out, func(a, b *podInfo) int { return cmp.Or(compare(a, b), cmp.Compare(a.index, b.index)) })
+	last := func(p *podInfo) int {
+		if p.countedByHost {
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(out, func(a, b *podInfo) int {
+		return cmp.Or(cmp.Compare(last(a), last(b)), compare(a, b), cmp.Compare(a.index, b.index))
+	})
 	return out
 }
 
